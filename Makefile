@@ -1,0 +1,23 @@
+# hybrid_index: PGXS build
+EXTENSION = hybrid_index
+MODULE_big = hybrid_index
+DATA = $(wildcard sql/$(EXTENSION)--*.sql)
+
+SRCS = $(wildcard src/*.c src/*/*.c)
+OBJS = $(SRCS:.c=.o)
+
+# pg_regress: every sql/*.sql that is not the extension script is a test
+REGRESS = $(sort $(basename $(notdir $(filter-out $(DATA),$(wildcard sql/*.sql)))))
+REGRESS_OPTS = --inputdir=. --load-extension=postgis --load-extension=$(EXTENSION)
+
+TAP_TESTS = 1
+PROVE_TESTS = $(wildcard test/t/*.pl)
+
+PG_CONFIG ?= pg_config
+PG_CPPFLAGS = -I$(srcdir)/src -std=gnu99 -Wall -Wmissing-prototypes
+SHLIB_LINK = -luring
+
+EXTRA_CLEAN = results regression.diffs regression.out tmp_check log
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

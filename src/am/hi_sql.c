@@ -1,0 +1,186 @@
+/*
+ * hi_sql.c
+ *	  SQL-callable observability of hybrid_index indexes: per-tier I/O
+ *	  statistics, structural snapshot, invariant check, checkpoint, files.
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "access/genam.h"
+#include "access/relation.h"
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/tuplestore.h"
+
+#include "am/hyrtree.h"
+#include "rtree/rtree.h"
+
+PG_FUNCTION_INFO_V1(hybrid_index_stats);
+PG_FUNCTION_INFO_V1(hybrid_index_reset_stats);
+PG_FUNCTION_INFO_V1(hybrid_index_inspect);
+PG_FUNCTION_INFO_V1(hybrid_index_check);
+PG_FUNCTION_INFO_V1(hybrid_index_checkpoint);
+PG_FUNCTION_INFO_V1(hybrid_index_files);
+
+/* Open a relation that must be an index of one of our access methods */
+static Relation
+open_our_index(Oid relid, LOCKMODE lockmode)
+{
+	Relation	rel = relation_open(relid, lockmode);
+
+	if (rel->rd_rel->relkind != RELKIND_INDEX || !hi_is_our_am(rel->rd_rel->relam))
+	{
+		char	   *name = pstrdup(RelationGetRelationName(rel));
+
+		relation_close(rel, lockmode);
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a hybrid_index index", name)));
+	}
+	return rel;
+}
+
+Datum
+hybrid_index_stats(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	rel;
+	HiIndex    *idx;
+	uint64		pages[HI_NUM_TIERS];
+	int			t;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rel = open_our_index(relid, AccessShareLock);
+	idx = hyrtree_open(rel);
+	hi_pt_count(idx->sh, pages);
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		HiTierCounters *c = &idx->sh->tiers[t];
+		Datum		values[12];
+		bool		nulls[12] = {0};
+
+		values[0] = CStringGetTextDatum(t == HI_TIER_FLASH ? "flash" : "optane");
+		values[1] = Int64GetDatum((int64) pages[t]);
+		values[2] = Int64GetDatum((int64) pg_atomic_read_u64(&c->reads));
+		values[3] = Int64GetDatum((int64) pg_atomic_read_u64(&c->writes));
+		values[4] = Int64GetDatum((int64) pg_atomic_read_u64(&c->read_batches));
+		values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&c->write_batches));
+		values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&c->bytes_read));
+		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&c->bytes_written));
+		values[8] = Float8GetDatum(pg_atomic_read_u64(&c->io_time_us) / 1000.0);
+		/* cache and log counters belong to the index, shown on its first row */
+		values[9] = Int64GetDatum(t == 0 ? (int64) pg_atomic_read_u64(&idx->sh->cache_hits) : 0);
+		values[10] = Int64GetDatum(t == 0 ? (int64) pg_atomic_read_u64(&idx->sh->cache_misses) : 0);
+		values[11] = Int64GetDatum(t == 0 ? (int64) pg_atomic_read_u64(&idx->sh->log_bytes) : 0);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	relation_close(rel, AccessShareLock);
+	return (Datum) 0;
+}
+
+Datum
+hybrid_index_reset_stats(PG_FUNCTION_ARGS)
+{
+	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
+	HiIndex    *idx = hyrtree_open(rel);
+	int			t;
+
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		HiTierCounters *c = &idx->sh->tiers[t];
+
+		pg_atomic_write_u64(&c->reads, 0);
+		pg_atomic_write_u64(&c->writes, 0);
+		pg_atomic_write_u64(&c->read_batches, 0);
+		pg_atomic_write_u64(&c->write_batches, 0);
+		pg_atomic_write_u64(&c->bytes_read, 0);
+		pg_atomic_write_u64(&c->bytes_written, 0);
+		pg_atomic_write_u64(&c->io_time_us, 0);
+	}
+	pg_atomic_write_u64(&idx->sh->cache_hits, 0);
+	pg_atomic_write_u64(&idx->sh->cache_misses, 0);
+	pg_atomic_write_u64(&idx->sh->log_bytes, 0);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_VOID();
+}
+
+Datum
+hybrid_index_inspect(PG_FUNCTION_ARGS)
+{
+	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
+	HiIndex    *idx = hyrtree_open(rel);
+	char	   *json = rt_inspect_json(idx);
+
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+}
+
+Datum
+hybrid_index_check(PG_FUNCTION_ARGS)
+{
+	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
+	HiIndex    *idx = hyrtree_open(rel);
+
+	rt_check(idx);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_BOOL(true);
+}
+
+Datum
+hybrid_index_checkpoint(PG_FUNCTION_ARGS)
+{
+	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
+	HiIndex    *idx = hyrtree_open(rel);
+
+	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
+	hi_index_checkpoint(idx);
+	LWLockRelease(&idx->sh->tree_lock);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_VOID();
+}
+
+Datum
+hybrid_index_files(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	rel;
+	HiIndexShared *sh;
+	HiIndex    *idx;
+	const char *kinds[] = {"flash", "optane", "map", "log"};
+	int			k;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
+	idx = hyrtree_open(rel);
+	sh = idx->sh;
+	for (k = 0; k < 4; k++)
+	{
+		char	   *path;
+		struct stat st;
+		Datum		values[3];
+		bool		nulls[3] = {0};
+
+		if (k < HI_NUM_TIERS)
+			path = hi_slot_path(sh, k);
+		else
+			path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+								sh->spcoid[HI_TIER_FLASH], sh->relnumber, kinds[k]);
+		values[0] = CStringGetTextDatum(kinds[k]);
+		values[1] = CStringGetTextDatum(path);
+		if (stat(path, &st) == 0)
+			values[2] = Int64GetDatum((int64) st.st_size);
+		else
+			nulls[2] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	relation_close(rel, AccessShareLock);
+	return (Datum) 0;
+}

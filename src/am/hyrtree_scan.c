@@ -1,0 +1,230 @@
+/*
+ * hyrtree_scan.c
+ *	  Index scans of hyrtree: filter scans (amgettuple, amgetbitmap) and
+ *	  kNN-ordered scans (ORDER BY geom <-> q).
+ *
+ * Filter scans compute their whole answer on the first call (see
+ * rtree_search.c) and hand it out TID by TID.  Every TID is returned with
+ * xs_recheck set: the index compares float boxes, which is exactly what
+ * PostGIS's box operators compare, and rechecking also guards against any
+ * entry left behind by a crash.  kNN distances are lower bounds and are
+ * rechecked by the executor (xs_recheckorderby).
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/memutils.h"
+
+#include "am/hyrtree.h"
+#include "rtree/rtree.h"
+
+typedef struct HyrtreeScan
+{
+	HiIndex    *idx;
+	bool		prepared;
+	bool		no_results;		/* a qual can never be true (NULL/EMPTY) */
+	RtQual	   *quals;
+	int			nquals;
+	/* filter scans */
+	ItemPointer tids;
+	Size		ntids;
+	Size		pos;
+	/* kNN scans */
+	RtKnnState *knn;
+	MemoryContext cxt;
+} HyrtreeScan;
+
+IndexScanDesc
+hyrtree_beginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	HyrtreeScan *so = palloc0(sizeof(HyrtreeScan));
+
+	so->idx = hyrtree_open(index);
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "hyrtree scan",
+									ALLOCSET_DEFAULT_SIZES);
+	if (norderbys > 0)
+	{
+		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
+		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
+	}
+	scan->opaque = so;
+	return scan;
+}
+
+void
+hyrtree_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
+			   int norderbys)
+{
+	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
+
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+	MemoryContextReset(so->cxt);
+	so->prepared = false;
+	so->no_results = false;
+	so->tids = NULL;
+	so->ntids = 0;
+	so->pos = 0;
+	so->knn = NULL;
+}
+
+/* Turn scan keys into box quals; a NULL or EMPTY argument matches nothing */
+static void
+prepare(IndexScanDesc scan)
+{
+	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
+	int			i;
+
+	so->quals = palloc(sizeof(RtQual) * Max(scan->numberOfKeys, 1));
+	so->nquals = 0;
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		key = &scan->keyData[i];
+		RtQual	   *q = &so->quals[so->nquals];
+
+		if (key->sk_flags & SK_ISNULL)
+		{
+			so->no_results = true;
+			continue;
+		}
+		q->strategy = key->sk_strategy;
+		if (hi_geom_box(key->sk_argument, &q->box) != HI_KEY_BOX)
+		{
+			so->no_results = true;
+			continue;
+		}
+		so->nquals++;
+	}
+	so->prepared = true;
+}
+
+static void
+start_knn(IndexScanDesc scan)
+{
+	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
+	ScanKey		ob = &scan->orderByData[0];
+	HiBox		qbox;
+	bool		qempty = true;
+
+	memset(&qbox, 0, sizeof(qbox));
+	if (!(ob->sk_flags & SK_ISNULL))
+		qempty = hi_geom_box(ob->sk_argument, &qbox) != HI_KEY_BOX;
+	so->knn = rt_knn_begin(so->idx, &qbox, qempty, so->quals, so->nquals);
+}
+
+bool
+hyrtree_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
+	MemoryContext old;
+	bool		found = false;
+
+	if (dir != ForwardScanDirection)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("access method hyrtree only supports forward scans")));
+
+	old = MemoryContextSwitchTo(so->cxt);
+	if (!so->prepared)
+	{
+		prepare(scan);
+		if (!so->no_results)
+		{
+			pgstat_count_index_scan(scan->indexRelation);
+			if (scan->numberOfOrderBys > 0)
+				start_knn(scan);
+			else
+			{
+				so->tids = rt_range_search(so->idx, so->quals, so->nquals, &so->ntids);
+				/* no quals at all: a full scan must return NULLs too */
+				if (so->nquals == 0)
+				{
+					ItemPointer nulls;
+					Size		nnulls;
+
+					rt_collect_nulls(so->idx, &nulls, &nnulls);
+					if (nnulls > 0)
+					{
+						so->tids = so->tids ?
+							repalloc_huge(so->tids, sizeof(ItemPointerData) * (so->ntids + nnulls)) :
+							palloc_extended(sizeof(ItemPointerData) * nnulls, MCXT_ALLOC_HUGE);
+						memcpy(so->tids + so->ntids, nulls, sizeof(ItemPointerData) * nnulls);
+						so->ntids += nnulls;
+					}
+				}
+			}
+		}
+	}
+
+	if (so->no_results)
+		found = false;
+	else if (so->knn)
+	{
+		double		dist;
+		bool		isnull;
+
+		found = rt_knn_next(so->knn, &scan->xs_heaptid, &dist, &isnull);
+		if (found)
+		{
+			scan->xs_orderbyvals[0] = Float8GetDatum(dist);
+			scan->xs_orderbynulls[0] = isnull;
+			scan->xs_recheckorderby = true;
+		}
+	}
+	else if (so->pos < so->ntids)
+	{
+		scan->xs_heaptid = so->tids[so->pos++];
+		found = true;
+	}
+	scan->xs_recheck = true;
+	MemoryContextSwitchTo(old);
+	return found;
+}
+
+int64
+hyrtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
+	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	ItemPointer tids;
+	Size		n = 0;
+
+	prepare(scan);
+	if (!so->no_results)
+	{
+		pgstat_count_index_scan(scan->indexRelation);
+		tids = rt_range_search(so->idx, so->quals, so->nquals, &n);
+		if (n > 0)
+			tbm_add_tuples(tbm, tids, (int) n, true);
+		if (so->nquals == 0)
+		{
+			Size		nnulls;
+
+			rt_collect_nulls(so->idx, &tids, &nnulls);
+			if (nnulls > 0)
+				tbm_add_tuples(tbm, tids, (int) nnulls, true);
+			n += nnulls;
+		}
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(so->cxt);
+	so->prepared = false;
+	return (int64) n;
+}
+
+void
+hyrtree_endscan(IndexScanDesc scan)
+{
+	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
+
+	if (so->knn)
+		rt_knn_end(so->knn);
+	MemoryContextDelete(so->cxt);
+	pfree(so);
+	scan->opaque = NULL;
+}

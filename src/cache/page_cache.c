@@ -1,0 +1,888 @@
+/*
+ * page_cache.c
+ *	  The shared page cache of hybrid_index: our pages never enter
+ *	  PostgreSQL's shared buffers.
+ *
+ * Frames are hybrid_index.max_page_size bytes, aligned for O_DIRECT; an
+ * index with smaller pages uses the front of a frame.  A partitioned shared
+ * hash maps (index slot, slot generation, logical page) to a frame.
+ * Replacement is a clock sweep; an index with a budget (reloption
+ * buffer_size) that is at its budget evicts only its own pages, which is
+ * how experiments reproduce the papers' small per-index buffers.
+ *
+ * Misses of a batch are read with one batched I/O per index; the dirty
+ * victims they displace are written first, in one batch of writes.
+ *
+ * Locking: the frame header spinlock protects tag, flags, refcount and
+ * usage; the partition locks protect the hash.  A pinned frame is never
+ * evicted.  IO_IN_PROGRESS marks a frame being read in or written out: no
+ * one modifies it meanwhile, and readers of a frame being read in wait.
+ * Page contents are protected by the index's tree_lock (see rtree/).
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "port/pg_crc32c.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "hybrid_index.h"
+
+#define HI_CACHE_PARTITIONS 16
+#define HI_MAX_USAGE 5
+
+#define FR_TAG_VALID	0x01
+#define FR_VALID		0x02
+#define FR_DIRTY		0x04
+#define FR_IO			0x08
+
+typedef struct HiFrameTag
+{
+	uint32		slotno;
+	uint32		generation;
+	uint32		pageno;
+} HiFrameTag;
+
+typedef struct HiFrameDesc
+{
+	HiFrameTag	tag;
+	slock_t		hdr;
+	uint16		flags;
+	uint16		usage;
+	int32		refcount;
+} HiFrameDesc;
+
+typedef struct HiMapEntry
+{
+	HiFrameTag	tag;
+	int			frame;
+} HiMapEntry;
+
+typedef struct HiCacheCtl
+{
+	int			nframes;
+	int			frame_size;
+	pg_atomic_uint32 clock;
+} HiCacheCtl;
+
+static HiCacheCtl *ctl;
+static HiFrameDesc *descs;
+static char *frame_data;
+static HTAB *frame_map;
+static LWLockPadded *part_locks;
+
+/* backend-local pins, released at (sub)transaction abort */
+static int32 *local_pins = NULL;
+
+static int
+cache_nframes(void)
+{
+	int64		n = (int64) hi_cache_size_mb * 1024 * 1024 / hi_max_page_size;
+
+	return (int) Max(n, 16);
+}
+
+Size
+hi_cache_shmem_size(void)
+{
+	int			n = cache_nframes();
+	Size		sz = MAXALIGN(sizeof(HiCacheCtl));
+
+	RequestNamedLWLockTranche("hybrid_index_cache", HI_CACHE_PARTITIONS);
+	sz = add_size(sz, mul_size(n, sizeof(HiFrameDesc)));
+	sz = add_size(sz, mul_size(n, hi_max_page_size));
+	sz = add_size(sz, HI_IO_ALIGN);
+	sz = add_size(sz, hash_estimate_size(n, sizeof(HiMapEntry)));
+	return sz;
+}
+
+void
+hi_cache_shmem_init(bool found_any)
+{
+	int			n = cache_nframes();
+	bool		found;
+	HASHCTL		info;
+	char	   *raw;
+
+	ctl = ShmemInitStruct("hybrid_index cache ctl", sizeof(HiCacheCtl), &found);
+	descs = ShmemInitStruct("hybrid_index cache descs",
+							mul_size(n, sizeof(HiFrameDesc)), &found);
+	raw = ShmemInitStruct("hybrid_index cache frames",
+						  add_size(mul_size(n, hi_max_page_size), HI_IO_ALIGN), &found);
+	frame_data = (char *) TYPEALIGN(HI_IO_ALIGN, raw);
+	part_locks = GetNamedLWLockTranche("hybrid_index_cache");
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(HiFrameTag);
+	info.entrysize = sizeof(HiMapEntry);
+	info.num_partitions = HI_CACHE_PARTITIONS;
+	frame_map = ShmemInitHash("hybrid_index cache map", n, n, &info,
+							  HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
+
+	if (!found)
+	{
+		int			i;
+
+		ctl->nframes = n;
+		ctl->frame_size = hi_max_page_size;
+		pg_atomic_init_u32(&ctl->clock, 0);
+		for (i = 0; i < n; i++)
+		{
+			SpinLockInit(&descs[i].hdr);
+			descs[i].flags = 0;
+			descs[i].usage = 0;
+			descs[i].refcount = 0;
+		}
+	}
+}
+
+char *
+hi_frame_data(HiFrame f)
+{
+	return frame_data + (Size) f * ctl->frame_size;
+}
+
+static void
+ensure_local(void)
+{
+	if (local_pins == NULL)
+		local_pins = MemoryContextAllocZero(TopMemoryContext,
+											sizeof(int32) * ctl->nframes);
+}
+
+static LWLock *
+part_lock(uint32 hash)
+{
+	return &part_locks[hash % HI_CACHE_PARTITIONS].lock;
+}
+
+static void
+unpin(HiFrame f)
+{
+	HiFrameDesc *d = &descs[f];
+
+	SpinLockAcquire(&d->hdr);
+	Assert(d->refcount > 0);
+	d->refcount--;
+	SpinLockRelease(&d->hdr);
+	local_pins[f]--;
+}
+
+void
+hi_frame_release(HiFrame f)
+{
+	unpin(f);
+}
+
+/* Wait until nobody is reading the frame in or writing it out */
+static void
+wait_io(HiFrame f)
+{
+	for (;;)
+	{
+		HiFrameDesc *d = &descs[f];
+		uint16		flags;
+
+		SpinLockAcquire(&d->hdr);
+		flags = d->flags;
+		SpinLockRelease(&d->hdr);
+		if (!(flags & FR_IO))
+			return;
+		pg_usleep(20);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* Look a page up and pin it; -1 if not cached */
+static HiFrame
+lookup_pin(const HiFrameTag *tag)
+{
+	uint32		hash = get_hash_value(frame_map, tag);
+	HiMapEntry *e;
+	HiFrame		f = -1;
+
+	LWLockAcquire(part_lock(hash), LW_SHARED);
+	e = hash_search_with_hash_value(frame_map, tag, hash, HASH_FIND, NULL);
+	if (e)
+	{
+		HiFrameDesc *d = &descs[e->frame];
+
+		f = e->frame;
+		SpinLockAcquire(&d->hdr);
+		d->refcount++;
+		if (d->usage < HI_MAX_USAGE)
+			d->usage++;
+		SpinLockRelease(&d->hdr);
+		local_pins[f]++;
+	}
+	LWLockRelease(part_lock(hash));
+	return f;
+}
+
+uint32
+hi_page_checksum(const char *page, uint32 page_size)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, page + sizeof(uint32), page_size - sizeof(uint32));
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+void
+hi_page_verify(HiIndexShared *sh, const char *page, uint32 pageno, uint32 pte)
+{
+	const HiPageHeader *h = (const HiPageHeader *) page;
+
+	if (h->checksum != hi_page_checksum(page, sh->meta.page_size) ||
+		h->pageno != pageno)
+	{
+		char	   *path = hi_slot_path(sh, HI_PTE_TIER(pte));
+
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("corrupted page %u in index file \"%s\" at slot %u",
+						pageno, path, HI_PTE_SLOT(pte)),
+				 errdetail("Stored checksum %08x, computed %08x; page header says page %u.",
+						   h->checksum, hi_page_checksum(page, sh->meta.page_size),
+						   h->pageno),
+				 errhint("REINDEX the index.")));
+	}
+}
+
+/* Placement policy: the tier a page belongs on when it is written */
+int
+hi_tier_for_page(HiIndexShared *sh, const char *page)
+{
+	const HiPageHeader *h = (const HiPageHeader *) page;
+
+	if (sh->meta.placement == HI_PLACEMENT_UPPER && h->level > 0)
+		return HI_TIER_OPTANE;
+	return HI_TIER_FLASH;
+}
+
+/*
+ * Write pages of one index copy-on-write: each into a fresh slot of the
+ * tier it belongs on, in one batch, then point the page table at them.
+ */
+static void
+write_pages(HiIndexShared *sh, char **pages, int n)
+{
+	HiIoReq    *reqs;
+	uint32	   *ptes;
+	int			i;
+	uint32		psize = sh->meta.page_size;
+
+	if (n == 0)
+		return;
+	reqs = palloc(sizeof(HiIoReq) * n);
+	ptes = palloc(sizeof(uint32) * n);
+	for (i = 0; i < n; i++)
+	{
+		HiPageHeader *h = (HiPageHeader *) pages[i];
+		int			tier = hi_tier_for_page(sh, pages[i]);
+		uint32		slot = hi_pt_alloc_slot(sh, tier);
+
+		h->checksum = hi_page_checksum(pages[i], psize);
+		ptes[i] = HI_PTE_MAKE(tier, slot);
+		reqs[i].fd = hi_file_open(sh, tier, false);
+		reqs[i].tier = tier;
+		reqs[i].offset = (off_t) slot * psize;
+		reqs[i].buf = pages[i];
+		reqs[i].len = psize;
+		reqs[i].path = NULL;
+	}
+	for (i = 0; i < n; i++)
+		if (reqs[i].path == NULL)
+		{
+			char	   *p = hi_slot_path(sh, reqs[i].tier);
+			int			j;
+
+			for (j = i; j < n; j++)
+				if (reqs[j].tier == reqs[i].tier)
+					reqs[j].path = p;
+		}
+	hi_io_batch(sh, reqs, n, true);
+	for (i = 0; i < n; i++)
+		hi_pt_remap(sh, ((HiPageHeader *) pages[i])->pageno, ptes[i]);
+	pfree(reqs);
+	pfree(ptes);
+}
+
+void
+hi_page_write_direct(HiIndexShared *sh, char **pages, int n)
+{
+	write_pages(sh, pages, n);
+}
+
+/*
+ * Write out frames that the caller has pinned and marked FR_IO (and that
+ * are dirty), grouped per index.  Clears DIRTY and IO.
+ */
+static void
+flush_frames(HiFrame *frames, int n)
+{
+	int			i;
+	char	  **pages = palloc(sizeof(char *) * n);
+	bool	   *done = palloc0(sizeof(bool) * n);
+
+	PG_TRY();
+	{
+		for (i = 0; i < n; i++)
+		{
+			HiFrameTag	tag = descs[frames[i]].tag;
+			HiIndexShared *sh = &hi_shared->indexes[tag.slotno];
+			int			cnt = 0;
+			int			j;
+
+			if (done[i])
+				continue;
+			for (j = i; j < n; j++)
+			{
+				HiFrameTag	t2 = descs[frames[j]].tag;
+
+				if (!done[j] && t2.slotno == tag.slotno && t2.generation == tag.generation)
+				{
+					pages[cnt++] = hi_frame_data(frames[j]);
+					done[j] = true;
+				}
+			}
+			/* a dropped or rebuilt index: its pages are just forgotten */
+			if (sh->in_use && sh->generation == tag.generation && sh->loaded)
+				write_pages(sh, pages, cnt);
+		}
+	}
+	PG_FINALLY();
+	{
+		for (i = 0; i < n; i++)
+		{
+			HiFrameDesc *d = &descs[frames[i]];
+
+			SpinLockAcquire(&d->hdr);
+			if (done[i])
+				d->flags &= ~FR_DIRTY;
+			d->flags &= ~FR_IO;
+			SpinLockRelease(&d->hdr);
+		}
+	}
+	PG_END_TRY();
+	pfree(pages);
+	pfree(done);
+}
+
+/*
+ * Find a victim frame and pin it.  A dirty victim comes back with FR_IO set
+ * (set under the same spinlock hold as the pin, so nobody can start
+ * modifying it before it is written out); *dirty tells.
+ */
+static HiFrame
+clock_victim(int restrict_slot, bool *dirty)
+{
+	int			n = ctl->nframes;
+	int			tries;
+
+	for (tries = 0; tries < n * (HI_MAX_USAGE + 2); tries++)
+	{
+		HiFrame		f = pg_atomic_fetch_add_u32(&ctl->clock, 1) % n;
+		HiFrameDesc *d = &descs[f];
+
+		SpinLockAcquire(&d->hdr);
+		if (d->refcount == 0 && !(d->flags & FR_IO))
+		{
+			if (restrict_slot >= 0 && (!(d->flags & FR_TAG_VALID) ||
+									   d->tag.slotno != (uint32) restrict_slot))
+			{
+				SpinLockRelease(&d->hdr);
+				continue;
+			}
+			if (d->usage > 0)
+			{
+				d->usage--;
+				SpinLockRelease(&d->hdr);
+				continue;
+			}
+			d->refcount = 1;
+			*dirty = (d->flags & FR_DIRTY) != 0;
+			if (*dirty)
+				d->flags |= FR_IO;
+			SpinLockRelease(&d->hdr);
+			local_pins[f]++;
+			return f;
+		}
+		SpinLockRelease(&d->hdr);
+		if ((tries & 1023) == 1023)
+			CHECK_FOR_INTERRUPTS();
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+			 errmsg("no unpinned hybrid_index cache frame available"),
+			 errhint("Raise hybrid_index.cache_size or the index's buffer_size.")));
+	return -1;					/* keep compiler quiet */
+}
+
+/*
+ * Detach a pinned, clean victim from its old page.  Fails (returns false,
+ * victim unpinned) if someone pinned or dirtied it meanwhile.
+ */
+static bool
+detach_victim(HiFrame f)
+{
+	HiFrameDesc *d = &descs[f];
+	HiFrameTag	old;
+	uint16		flags;
+	uint32		hash;
+
+	SpinLockAcquire(&d->hdr);
+	old = d->tag;
+	flags = d->flags;
+	SpinLockRelease(&d->hdr);
+	if (!(flags & FR_TAG_VALID))
+		return true;
+
+	hash = get_hash_value(frame_map, &old);
+	LWLockAcquire(part_lock(hash), LW_EXCLUSIVE);
+	SpinLockAcquire(&d->hdr);
+	if (d->refcount != 1 || (d->flags & (FR_DIRTY | FR_IO)))
+	{
+		SpinLockRelease(&d->hdr);
+		LWLockRelease(part_lock(hash));
+		unpin(f);
+		return false;
+	}
+	d->flags = 0;
+	d->usage = 0;
+	SpinLockRelease(&d->hdr);
+	hash_search_with_hash_value(frame_map, &old, hash, HASH_REMOVE, NULL);
+	LWLockRelease(part_lock(hash));
+	pg_atomic_fetch_sub_u32(&hi_shared->indexes[old.slotno].nframes, 1);
+	return true;
+}
+
+/* Put a detached victim back on the free side (refcount drops to 0) */
+static void
+return_victim(HiFrame f)
+{
+	HiFrameDesc *d = &descs[f];
+
+	SpinLockAcquire(&d->hdr);
+	d->flags = 0;
+	d->usage = 0;
+	SpinLockRelease(&d->hdr);
+	unpin(f);
+}
+
+/*
+ * Get n clean, detached, pinned frames for pages of idx.  Dirty victims are
+ * written out together first.
+ */
+static void
+get_free_frames(HiIndex *idx, HiFrame *out, int n)
+{
+	int			got = 0;
+	HiFrame    *dirty = palloc(sizeof(HiFrame) * n);
+	HiFrame    *cand = palloc(sizeof(HiFrame) * n);
+
+	while (got < n)
+	{
+		int			want = n - got;
+		int			ncand = 0;
+		int			ndirty = 0;
+		int			i;
+		int			restrict_slot = -1;
+
+		if (idx->sh->budget_frames > 0 &&
+			(int) pg_atomic_read_u32(&idx->sh->nframes) + want > idx->sh->budget_frames)
+			restrict_slot = idx->slotno;
+		for (i = 0; i < want; i++)
+		{
+			bool		isdirty;
+			HiFrame		f;
+
+			/* under a budget, take from our own pages only as needed */
+			if (restrict_slot >= 0 &&
+				(int) pg_atomic_read_u32(&idx->sh->nframes) + (want - i) <= idx->sh->budget_frames)
+				restrict_slot = -1;
+			f = clock_victim(restrict_slot, &isdirty);
+			cand[ncand++] = f;
+			if (isdirty)
+				dirty[ndirty++] = f;
+		}
+		if (ndirty > 0)
+			flush_frames(dirty, ndirty);
+		for (i = 0; i < ncand; i++)
+			if (detach_victim(cand[i]))
+				out[got++] = cand[i];
+	}
+	pfree(dirty);
+	pfree(cand);
+}
+
+/*
+ * Map a detached frame to tag.  If another backend mapped the page
+ * meanwhile, the frame goes back and theirs is pinned instead (*ours false).
+ */
+static HiFrame
+map_frame(HiFrame f, const HiFrameTag *tag, uint16 flags, bool *ours)
+{
+	uint32		hash = get_hash_value(frame_map, tag);
+	HiMapEntry *e;
+	bool		found;
+	HiFrameDesc *d = &descs[f];
+
+	LWLockAcquire(part_lock(hash), LW_EXCLUSIVE);
+	e = hash_search_with_hash_value(frame_map, tag, hash, HASH_ENTER_NULL, &found);
+	if (e == NULL)
+	{
+		LWLockRelease(part_lock(hash));
+		return_victim(f);
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("hybrid_index cache map is full")));
+	}
+	if (found)
+	{
+		HiFrame		theirs = e->frame;
+		HiFrameDesc *td = &descs[theirs];
+
+		SpinLockAcquire(&td->hdr);
+		td->refcount++;
+		SpinLockRelease(&td->hdr);
+		local_pins[theirs]++;
+		LWLockRelease(part_lock(hash));
+		return_victim(f);
+		*ours = false;
+		return theirs;
+	}
+	e->frame = f;
+	SpinLockAcquire(&d->hdr);
+	d->tag = *tag;
+	d->flags = FR_TAG_VALID | flags;
+	d->usage = 1;
+	SpinLockRelease(&d->hdr);
+	LWLockRelease(part_lock(hash));
+	pg_atomic_fetch_add_u32(&hi_shared->indexes[tag->slotno].nframes, 1);
+	*ours = true;
+	return f;
+}
+
+/* Undo a mapping whose read failed */
+static void
+unmap_failed(HiFrame f)
+{
+	HiFrameDesc *d = &descs[f];
+	HiFrameTag	tag = d->tag;
+	uint32		hash = get_hash_value(frame_map, &tag);
+
+	LWLockAcquire(part_lock(hash), LW_EXCLUSIVE);
+	hash_search_with_hash_value(frame_map, &tag, hash, HASH_REMOVE, NULL);
+	SpinLockAcquire(&d->hdr);
+	d->flags = 0;
+	d->usage = 0;
+	SpinLockRelease(&d->hdr);
+	LWLockRelease(part_lock(hash));
+	pg_atomic_fetch_sub_u32(&hi_shared->indexes[tag.slotno].nframes, 1);
+	unpin(f);
+}
+
+/*
+ * Pin the frames of n distinct pages, reading the missing ones in one
+ * batch.  frames[i] receives the frame of pagenos[i].
+ */
+void
+hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
+{
+	HiFrameTag	tag;
+	int		   *miss = palloc(sizeof(int) * n);
+	int			nmiss = 0;
+	HiFrame    *free_frames;
+	int		   *toread;
+	int			nread = 0;
+	int			i;
+	int			nwait = 0;
+	int		   *waits = palloc(sizeof(int) * n);
+
+	ensure_local();
+	tag.slotno = idx->slotno;
+	tag.generation = idx->generation;
+	for (i = 0; i < n; i++)
+	{
+		tag.pageno = pagenos[i];
+		frames[i] = lookup_pin(&tag);
+		if (frames[i] < 0)
+			miss[nmiss++] = i;
+		else
+			waits[nwait++] = i;
+	}
+	pg_atomic_fetch_add_u64(&idx->sh->cache_hits, n - nmiss);
+	pg_atomic_fetch_add_u64(&idx->sh->cache_misses, nmiss);
+
+	if (nmiss > 0)
+	{
+		HiIoReq    *reqs = palloc(sizeof(HiIoReq) * nmiss);
+		uint32	   *ptes = palloc(sizeof(uint32) * nmiss);
+		char	   *paths[HI_NUM_TIERS] = {NULL, NULL};
+
+		free_frames = palloc(sizeof(HiFrame) * nmiss);
+		toread = palloc(sizeof(int) * nmiss);
+		get_free_frames(idx, free_frames, nmiss);
+		for (i = 0; i < nmiss; i++)
+		{
+			bool		ours;
+			int			k = miss[i];
+
+			tag.pageno = pagenos[k];
+			frames[k] = map_frame(free_frames[i], &tag, FR_IO, &ours);
+			if (ours)
+				toread[nread++] = k;
+			else
+				waits[nwait++] = k;
+		}
+
+		PG_TRY();
+		{
+			for (i = 0; i < nread; i++)
+			{
+				int			k = toread[i];
+				uint32		e = hi_pt_get(idx->sh, pagenos[k]);
+				int			tier;
+
+				if (!HI_PTE_MAPPED(e))
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("page %u of index \"%s\" has no storage",
+									pagenos[k], RelationGetRelationName(idx->rel))));
+				tier = HI_PTE_TIER(e);
+				ptes[i] = e;
+				if (paths[tier] == NULL)
+					paths[tier] = hi_slot_path(idx->sh, tier);
+				reqs[i].fd = hi_file_open(idx->sh, tier, false);
+				reqs[i].tier = tier;
+				reqs[i].offset = (off_t) HI_PTE_SLOT(e) * idx->page_size;
+				reqs[i].buf = hi_frame_data(frames[k]);
+				reqs[i].len = idx->page_size;
+				reqs[i].path = paths[tier];
+			}
+			hi_io_batch(idx->sh, reqs, nread, false);
+			for (i = 0; i < nread; i++)
+				hi_page_verify(idx->sh, reqs[i].buf, pagenos[toread[i]], ptes[i]);
+		}
+		PG_CATCH();
+		{
+			for (i = 0; i < nread; i++)
+				unmap_failed(frames[toread[i]]);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+
+		for (i = 0; i < nread; i++)
+		{
+			HiFrameDesc *d = &descs[frames[toread[i]]];
+
+			SpinLockAcquire(&d->hdr);
+			d->flags = (d->flags & ~FR_IO) | FR_VALID;
+			SpinLockRelease(&d->hdr);
+		}
+		pfree(reqs);
+		pfree(ptes);
+		pfree(free_frames);
+		pfree(toread);
+	}
+
+	/* pages someone else is reading in: wait, and retry if they failed */
+	for (i = 0; i < nwait; i++)
+	{
+		int			k = waits[i];
+		HiFrameDesc *d = &descs[frames[k]];
+		bool		valid;
+
+		wait_io(frames[k]);
+		SpinLockAcquire(&d->hdr);
+		valid = (d->flags & FR_VALID) != 0;
+		SpinLockRelease(&d->hdr);
+		if (!valid)
+		{
+			unpin(frames[k]);
+			hi_cache_read_batch(idx, &pagenos[k], 1, &frames[k]);
+		}
+	}
+	pfree(miss);
+	pfree(waits);
+}
+
+HiFrame
+hi_cache_read(HiIndex *idx, uint32 pageno)
+{
+	HiFrame		f;
+
+	hi_cache_read_batch(idx, &pageno, 1, &f);
+	return f;
+}
+
+/* A frame for a brand-new page (zeroed, dirty, pinned) */
+HiFrame
+hi_cache_new_page(HiIndex *idx, uint32 pageno)
+{
+	HiFrame		f;
+	HiFrameTag	tag;
+	bool		ours;
+
+	ensure_local();
+	get_free_frames(idx, &f, 1);
+	tag.slotno = idx->slotno;
+	tag.generation = idx->generation;
+	tag.pageno = pageno;
+	memset(hi_frame_data(f), 0, idx->page_size);
+	f = map_frame(f, &tag, FR_VALID | FR_DIRTY, &ours);
+	if (!ours)
+		elog(ERROR, "new page %u of index \"%s\" is already cached",
+			 pageno, RelationGetRelationName(idx->rel));
+	return f;
+}
+
+/* Before modifying a pinned frame: wait for a write-out in progress */
+void
+hi_frame_begin_write(HiFrame f)
+{
+	wait_io(f);
+}
+
+void
+hi_frame_mark_dirty(HiFrame f)
+{
+	HiFrameDesc *d = &descs[f];
+
+	SpinLockAcquire(&d->hdr);
+	d->flags |= FR_DIRTY;
+	SpinLockRelease(&d->hdr);
+}
+
+/*
+ * Write every dirty page of an index.  The caller holds its tree_lock
+ * exclusively, so no page gets dirtied meanwhile.
+ */
+void
+hi_cache_flush_index(HiIndexShared *sh, int slotno)
+{
+	HiFrame    *list;
+	int			n = 0;
+	int			f;
+
+	ensure_local();
+	list = palloc(sizeof(HiFrame) * ctl->nframes);
+	for (f = 0; f < ctl->nframes; f++)
+	{
+		HiFrameDesc *d = &descs[f];
+
+		for (;;)
+		{
+			bool		busy = false;
+			bool		take = false;
+
+			SpinLockAcquire(&d->hdr);
+			if ((d->flags & FR_TAG_VALID) && d->tag.slotno == (uint32) slotno &&
+				d->tag.generation == sh->generation && (d->flags & FR_DIRTY))
+			{
+				if (d->flags & FR_IO)
+					busy = true;
+				else
+				{
+					d->refcount++;
+					d->flags |= FR_IO;
+					take = true;
+				}
+			}
+			SpinLockRelease(&d->hdr);
+			if (take)
+			{
+				local_pins[f]++;
+				list[n++] = f;
+			}
+			if (!busy)
+				break;
+			wait_io(f);
+		}
+	}
+	PG_TRY();
+	{
+		flush_frames(list, n);
+	}
+	PG_FINALLY();
+	{
+		int			i;
+
+		for (i = 0; i < n; i++)
+			unpin(list[i]);
+	}
+	PG_END_TRY();
+	pfree(list);
+}
+
+/* Forget every cached page of a slot generation, without writing */
+void
+hi_cache_discard_index(int slotno, uint32 generation)
+{
+	int			f;
+
+	if (ctl == NULL)
+		return;
+	ensure_local();
+	for (f = 0; f < ctl->nframes; f++)
+	{
+		HiFrameDesc *d = &descs[f];
+
+		for (;;)
+		{
+			HiFrameTag	tag;
+			bool		match;
+			bool		busy;
+			uint32		hash;
+
+			SpinLockAcquire(&d->hdr);
+			tag = d->tag;
+			match = (d->flags & FR_TAG_VALID) && tag.slotno == (uint32) slotno &&
+				tag.generation == generation;
+			busy = d->refcount > 0 || (d->flags & FR_IO);
+			SpinLockRelease(&d->hdr);
+			if (!match)
+				break;
+			if (busy)
+			{
+				pg_usleep(50);
+				CHECK_FOR_INTERRUPTS();
+				continue;
+			}
+			hash = get_hash_value(frame_map, &tag);
+			LWLockAcquire(part_lock(hash), LW_EXCLUSIVE);
+			SpinLockAcquire(&d->hdr);
+			if (d->refcount == 0 && !(d->flags & FR_IO) &&
+				memcmp(&d->tag, &tag, sizeof(tag)) == 0)
+			{
+				d->flags = 0;
+				d->usage = 0;
+				SpinLockRelease(&d->hdr);
+				hash_search_with_hash_value(frame_map, &tag, hash, HASH_REMOVE, NULL);
+				pg_atomic_fetch_sub_u32(&hi_shared->indexes[slotno].nframes, 1);
+			}
+			else
+				SpinLockRelease(&d->hdr);
+			LWLockRelease(part_lock(hash));
+		}
+	}
+}
+
+/* At (sub)transaction abort: drop every pin this backend still holds */
+void
+hi_cache_release_all(void)
+{
+	int			f;
+
+	if (local_pins == NULL)
+		return;
+	for (f = 0; f < ctl->nframes; f++)
+		while (local_pins[f] > 0)
+			unpin(f);
+}

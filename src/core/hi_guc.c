@@ -1,0 +1,99 @@
+/*
+ * hi_guc.c
+ *	  The hybrid_index.* configuration parameters.
+ */
+#include "postgres.h"
+
+#include "utils/guc.h"
+
+#include "hybrid_index.h"
+
+int			hi_cache_size_mb = 128;
+int			hi_max_page_size = HI_PAGE_SIZE_DEFAULT;
+int			hi_max_indexes = 64;
+int			hi_io_method = HI_IO_URING;
+int			hi_io_depth = 64;
+int			hi_checkpoint_log_kb = 65536;
+bool		hi_emulate_devices = false;
+int			hi_dev_read_us[HI_NUM_TIERS] = {120, 7};
+int			hi_dev_write_us[HI_NUM_TIERS] = {30, 18};
+int			hi_dev_parallelism[HI_NUM_TIERS] = {8, 4};
+
+static const struct config_enum_entry io_method_options[] = {
+	{"io_uring", HI_IO_URING, false},
+	{"sync", HI_IO_SYNC, false},
+	{NULL, 0, false}
+};
+
+static bool
+check_max_page_size(int *newval, void **extra, GucSource source)
+{
+	if ((*newval & (*newval - 1)) != 0)
+	{
+		GUC_check_errdetail("hybrid_index.max_page_size must be a power of two.");
+		return false;
+	}
+	return true;
+}
+
+void
+hi_define_gucs(void)
+{
+	DefineCustomIntVariable("hybrid_index.cache_size",
+							"Size of the shared page cache of hybrid_index indexes.",
+							NULL, &hi_cache_size_mb, 128, 1, 1024 * 1024,
+							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.max_page_size",
+							"Largest page_size an index may use (the size of a cache frame).",
+							"Indexes with smaller pages use part of a frame; budgets count their own page size.",
+							&hi_max_page_size, HI_PAGE_SIZE_DEFAULT,
+							HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX,
+							PGC_POSTMASTER, GUC_UNIT_BYTE, check_max_page_size, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.max_indexes",
+							"Number of hybrid_index indexes that can be open at once in the whole server.",
+							NULL, &hi_max_indexes, 64, 4, 4096,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("hybrid_index.io_method",
+							 "How index pages are read and written: io_uring batches or synchronous calls.",
+							 "io_uring falls back to sync automatically where the kernel refuses it.",
+							 &hi_io_method, HI_IO_URING, io_method_options,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.io_depth",
+							"Largest number of page I/Os submitted in one batch.",
+							NULL, &hi_io_depth, 64, 1, 1024,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.checkpoint_log_size",
+							"Redo log size of an index that triggers its checkpoint.",
+							NULL, &hi_checkpoint_log_kb, 65536, 64, 16 * 1024 * 1024,
+							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("hybrid_index.emulate_devices",
+							 "Apply the per-tier device profiles (latency, parallelism) after each I/O batch.",
+							 "For experiments only: reproduces the papers' flash and Optane devices on one disk.",
+							 &hi_emulate_devices, false, PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.flash_read_latency",
+							"Emulated read latency of the flash tier (microseconds).", NULL,
+							&hi_dev_read_us[HI_TIER_FLASH], 120, 0, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.flash_write_latency",
+							"Emulated write latency of the flash tier (microseconds).", NULL,
+							&hi_dev_write_us[HI_TIER_FLASH], 30, 0, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.flash_parallelism",
+							"Emulated internal parallelism of the flash tier (I/Os served at once).", NULL,
+							&hi_dev_parallelism[HI_TIER_FLASH], 8, 1, 1024,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.optane_read_latency",
+							"Emulated read latency of the fast tier (microseconds).", NULL,
+							&hi_dev_read_us[HI_TIER_OPTANE], 7, 0, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.optane_write_latency",
+							"Emulated write latency of the fast tier (microseconds).", NULL,
+							&hi_dev_write_us[HI_TIER_OPTANE], 18, 0, 1000000,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.optane_parallelism",
+							"Emulated internal parallelism of the fast tier (I/Os served at once).", NULL,
+							&hi_dev_parallelism[HI_TIER_OPTANE], 4, 1, 1024,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("hybrid_index");
+}

@@ -1,0 +1,385 @@
+/*
+ * hi_index.c
+ *	  Opening an index: its slot in the shared registry, loading and crash
+ *	  recovery at first use, checkpoints, and release on drop.
+ *
+ * A registry slot holds the shared state of one relfilenode.  The first
+ * backend to use an index after server start loads the map file of its
+ * last checkpoint and replays the redo log; every later user finds it
+ * loaded.  A checkpoint (log too long, end of a build, explicit call)
+ * writes every dirty page, then the map file, then empties the log.
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "catalog/pg_tablespace_d.h"
+#include "commands/tablespace.h"
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "hybrid_index.h"
+#include "storage/map_file.h"
+
+void
+hi_error_if_recovery(Relation index)
+{
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" cannot be used during recovery",
+						RelationGetRelationName(index)),
+				 errdetail("hybrid_index indexes are not WAL-logged, so a standby has no copy of their data."),
+				 errhint("Drop the index on the primary, or query with enable_indexscan and enable_bitmapscan off.")));
+}
+
+HiIndexOptions *
+hi_index_options(Relation index)
+{
+	return (HiIndexOptions *) index->rd_options;
+}
+
+static Oid
+optane_spc(Relation index)
+{
+	HiIndexOptions *opts = hi_index_options(index);
+
+	if (opts && opts->optane_tablespace != 0)
+	{
+		const char *name = (const char *) opts + opts->optane_tablespace;
+
+		if (name[0] != '\0')
+		{
+			Oid			spc = get_tablespace_oid(name, false);
+
+			return spc == MyDatabaseTableSpace ? index->rd_node.spcNode : spc;
+		}
+	}
+	/* no fast tier named: its file lives beside the flash tier's */
+	return index->rd_node.spcNode;
+}
+
+/* The slot of a relfilenode, or NULL; caller holds registry_lock */
+static HiIndexShared *
+find_slot(Oid dboid, Oid relnumber)
+{
+	int			i;
+
+	for (i = 0; i < hi_shared->max_indexes; i++)
+	{
+		HiIndexShared *sh = &hi_shared->indexes[i];
+
+		if (sh->in_use && sh->dboid == dboid && sh->relnumber == relnumber)
+			return sh;
+	}
+	return NULL;
+}
+
+HiIndexShared *
+hi_slot_lookup(Oid dboid, Oid relnumber)
+{
+	HiIndexShared *sh;
+
+	LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
+	sh = find_slot(dboid, relnumber);
+	LWLockRelease(&hi_shared->registry_lock);
+	return sh;
+}
+
+static void
+reset_slot_state(HiIndexShared *sh)
+{
+	int			t;
+
+	sh->loaded = false;
+	sh->building = false;
+	memset(&sh->meta, 0, sizeof(sh->meta));
+	sh->log_base = sh->log_insert = sh->log_flushed = 0;
+	pg_atomic_write_u64(&sh->split_count, 0);
+	pg_atomic_write_u64(&sh->cache_hits, 0);
+	pg_atomic_write_u64(&sh->cache_misses, 0);
+	pg_atomic_write_u64(&sh->log_bytes, 0);
+	pg_atomic_write_u64(&sh->checkpoints, 0);
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		HiTierCounters *c = &sh->tiers[t];
+
+		pg_atomic_write_u64(&c->reads, 0);
+		pg_atomic_write_u64(&c->writes, 0);
+		pg_atomic_write_u64(&c->read_batches, 0);
+		pg_atomic_write_u64(&c->write_batches, 0);
+		pg_atomic_write_u64(&c->bytes_read, 0);
+		pg_atomic_write_u64(&c->bytes_written, 0);
+		pg_atomic_write_u64(&c->io_time_us, 0);
+	}
+}
+
+/* Find or claim the slot of an index's current relfilenode */
+static HiIndexShared *
+claim_slot(Relation index)
+{
+	Oid			dboid = MyDatabaseId;
+	Oid			relnumber = index->rd_node.relNode;
+	HiIndexShared *sh;
+	int			i;
+
+	LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
+	sh = find_slot(dboid, relnumber);
+	LWLockRelease(&hi_shared->registry_lock);
+	if (sh)
+		return sh;
+
+	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
+	sh = find_slot(dboid, relnumber);
+	if (sh == NULL)
+	{
+		for (i = 0; i < hi_shared->max_indexes; i++)
+			if (!hi_shared->indexes[i].in_use)
+			{
+				sh = &hi_shared->indexes[i];
+				break;
+			}
+		if (sh == NULL)
+		{
+			LWLockRelease(&hi_shared->registry_lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+					 errmsg("cannot open index \"%s\": all %d hybrid_index slots are in use",
+							RelationGetRelationName(index), hi_shared->max_indexes),
+					 errhint("Raise hybrid_index.max_indexes and restart the server.")));
+		}
+		reset_slot_state(sh);
+		sh->generation++;
+		sh->dboid = dboid;
+		sh->relnumber = relnumber;
+		sh->indexoid = RelationGetRelid(index);
+		sh->spcoid[HI_TIER_FLASH] = index->rd_node.spcNode;
+		sh->spcoid[HI_TIER_OPTANE] = optane_spc(index);
+		sh->budget_frames = 0;
+		pg_atomic_write_u32(&sh->nframes, 0);
+		sh->in_use = true;
+	}
+	LWLockRelease(&hi_shared->registry_lock);
+	return sh;
+}
+
+static void
+set_budget(HiIndexShared *sh, Relation index, uint32 page_size)
+{
+	HiIndexOptions *opts = hi_index_options(index);
+
+	sh->budget_frames = 0;
+	if (opts && opts->buffer_size > 0)
+		sh->budget_frames = Max(4, (int) ((int64) opts->buffer_size * 1024 / page_size));
+}
+
+static HiIndex *
+make_handle(Relation index, HiIndexShared *sh)
+{
+	HiIndex    *idx;
+
+	if (index->rd_amcache == NULL)
+		index->rd_amcache = MemoryContextAllocZero(index->rd_indexcxt, sizeof(HiIndex));
+	idx = (HiIndex *) index->rd_amcache;
+	idx->rel = index;
+	idx->sh = sh;
+	idx->slotno = sh - hi_shared->indexes;
+	idx->generation = sh->generation;
+	idx->page_size = sh->meta.page_size;
+	return idx;
+}
+
+/*
+ * Open an index for use, loading and recovering it at first use.  The
+ * caller passes the AM's redo function for log replay.
+ */
+HiIndex *
+hi_index_open_for(Relation index, hi_log_apply_fn apply)
+{
+	HiIndex    *idx = (HiIndex *) index->rd_amcache;
+	HiIndexShared *sh;
+
+	hi_check_preloaded();
+	hi_error_if_recovery(index);
+
+	if (idx && idx->sh && idx->sh->in_use && idx->sh->generation == idx->generation &&
+		idx->sh->relnumber == index->rd_node.relNode &&
+		idx->sh->dboid == MyDatabaseId && idx->sh->loaded)
+	{
+		idx->rel = index;
+		return idx;
+	}
+
+	sh = claim_slot(index);
+	if (!sh->loaded)
+	{
+		LWLockAcquire(&sh->load_lock, LW_EXCLUSIVE);
+		if (!sh->loaded)
+		{
+			PG_TRY();
+			{
+				uint64		replayed;
+
+				if (!hi_map_read(sh, RelationGetRelationName(index)))
+					ereport(ERROR,
+							(errcode(ERRCODE_UNDEFINED_FILE),
+							 errmsg("files of index \"%s\" are missing",
+									RelationGetRelationName(index)),
+							 errdetail("The map file \"%s\" does not exist.",
+									   hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+													sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map")),
+							 errhint("REINDEX the index.")));
+				set_budget(sh, index, sh->meta.page_size);
+				sh->log_base = sh->meta.ckpt_lsn;
+				sh->log_insert = sh->log_flushed = sh->log_base;
+				idx = make_handle(index, sh);
+				LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
+				sh->loaded = true;	/* frames may be used from here on */
+				replayed = hi_log_replay(idx, apply);
+				if (replayed > 0)
+				{
+					ereport(LOG,
+							(errmsg("hybrid_index: replayed %llu log records of index \"%s\"",
+									(unsigned long long) replayed,
+									RelationGetRelationName(index))));
+					hi_index_checkpoint(idx);
+				}
+				LWLockRelease(&sh->tree_lock);
+			}
+			PG_CATCH();
+			{
+				/* leave the slot unloaded; the next user tries again */
+				sh->loaded = false;
+				hi_cache_discard_index(sh - hi_shared->indexes, sh->generation);
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
+		}
+		LWLockRelease(&sh->load_lock);
+	}
+	return make_handle(index, sh);
+}
+
+/*
+ * A fresh, empty index for ambuild: a new relfilenode (or the same one
+ * truncated), new files, and removal of the index's previous files at
+ * commit.
+ */
+HiIndex *
+hi_index_create(Relation index, HiAmKind am)
+{
+	HiIndexShared *sh;
+	HiIndexOptions *opts = hi_index_options(index);
+	int			page_size = opts ? opts->page_size : HI_PAGE_SIZE_DEFAULT;
+	HiIndex    *idx;
+
+	hi_check_preloaded();
+	hi_error_if_recovery(index);
+	if (page_size > hi_max_page_size)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("page_size %d of index \"%s\" exceeds hybrid_index.max_page_size (%d)",
+						page_size, RelationGetRelationName(index), hi_max_page_size),
+				 errhint("Raise hybrid_index.max_page_size (requires a restart) or choose a smaller page_size.")));
+
+	sh = claim_slot(index);
+	LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
+	/* the same relfilenode rebuilt (TRUNCATE in the creating transaction) */
+	hi_cache_discard_index(sh - hi_shared->indexes, sh->generation);
+	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
+	sh->generation++;
+	LWLockRelease(&hi_shared->registry_lock);
+	hi_files_forget(sh);
+	reset_slot_state(sh);
+	sh->spcoid[HI_TIER_OPTANE] = optane_spc(index);
+	sh->indexoid = RelationGetRelid(index);
+	sh->meta.magic = HI_META_MAGIC;
+	sh->meta.version = HI_META_VERSION;
+	sh->meta.am = am;
+	sh->meta.page_size = page_size;
+	sh->meta.placement = opts ? opts->placement : HI_PLACEMENT_NONE;
+	sh->meta.root = HI_INVALID_PAGE;
+	sh->meta.null_head = HI_INVALID_PAGE;
+	sh->meta.null_tail = HI_INVALID_PAGE;
+	hi_pt_init(sh, 64);
+	set_budget(sh, index, page_size);
+	sh->building = true;
+	sh->loaded = true;
+	LWLockRelease(&sh->tree_lock);
+
+	index->rd_amcache = NULL;
+	idx = make_handle(index, sh);
+	hi_files_create(sh);
+	hi_files_schedule_old_removal(RelationGetRelid(index), sh->spcoid[HI_TIER_FLASH],
+								  sh->relnumber);
+	return idx;
+}
+
+/*
+ * Checkpoint: make the index's current state its on-disk base and empty
+ * its log.  Caller holds tree_lock exclusively.
+ */
+void
+hi_index_checkpoint(HiIndex *idx)
+{
+	HiIndexShared *sh = idx->sh;
+	int			t;
+
+	/* heap tuples our entries point at must be durable before our pages */
+	if (!RecoveryInProgress())
+		XLogFlush(GetXLogInsertRecPtr());
+
+	hi_cache_flush_index(sh, idx->slotno);
+	for (t = 0; t < HI_NUM_TIERS; t++)
+		if (pg_fdatasync(hi_file_open(sh, t, false)) != 0)
+			ereport(data_sync_elevel(ERROR),
+					(errcode_for_file_access(),
+					 errmsg("could not fsync tier %s of index \"%s\": %m",
+							hi_tier_suffix(t), RelationGetRelationName(idx->rel))));
+
+	LWLockAcquire(&sh->log_lock, LW_SHARED);
+	sh->meta.ckpt_lsn = sh->log_insert;
+	LWLockRelease(&sh->log_lock);
+	hi_map_write(sh);
+	hi_log_reset(sh, sh->meta.ckpt_lsn);
+	hi_pt_release_pending(sh);
+	pg_atomic_fetch_add_u64(&sh->checkpoints, 1);
+}
+
+/* After a logged change (tree_lock held): checkpoint if the log is long */
+void
+hi_index_after_change(HiIndex *idx)
+{
+	if (hi_log_size(idx->sh) >= (uint64) hi_checkpoint_log_kb * 1024)
+		hi_index_checkpoint(idx);
+}
+
+/* The relfilenode's files are gone (drop, replacement, aborted build) */
+void
+hi_slot_release(Oid dboid, Oid relnumber)
+{
+	HiIndexShared *sh;
+	uint32		gen;
+
+	if (hi_shared == NULL)
+		return;
+	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
+	sh = find_slot(dboid, relnumber);
+	if (sh == NULL)
+	{
+		LWLockRelease(&hi_shared->registry_lock);
+		return;
+	}
+	gen = sh->generation;
+	sh->loaded = false;
+	sh->generation++;			/* stale handles and frames stop matching */
+	LWLockRelease(&hi_shared->registry_lock);
+
+	hi_cache_discard_index(sh - hi_shared->indexes, gen);
+	hi_files_forget(sh);
+	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
+	hi_pt_free(sh);
+	sh->in_use = false;
+	LWLockRelease(&hi_shared->registry_lock);
+}

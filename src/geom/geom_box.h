@@ -1,0 +1,86 @@
+/*
+ * geom_box.h
+ *	  Geometry keys: the 2-D float box of a PostGIS geometry, read straight
+ *	  from its GSERIALIZED form (v1 and v2) without linking PostGIS, and the
+ *	  box predicates PostGIS itself uses for &&, ~, @ and ~=.
+ *
+ * Boxes are float4 and rounded outward from the double coordinates exactly
+ * as PostGIS builds its BOX2DF, so an index answer equals the answer of the
+ * operator evaluated by a sequential scan.
+ */
+#ifndef GEOM_BOX_H
+#define GEOM_BOX_H
+
+#include "postgres.h"
+
+typedef struct HiBox
+{
+	float4		xmin;
+	float4		ymin;
+	float4		xmax;
+	float4		ymax;
+} HiBox;
+
+/* What a geometry datum turned into */
+typedef enum HiKeyKind
+{
+	HI_KEY_BOX = 0,				/* a non-empty geometry with a box */
+	HI_KEY_EMPTY = 1,			/* an EMPTY geometry (no box) */
+	HI_KEY_NULL = 2				/* SQL NULL */
+} HiKeyKind;
+
+/*
+ * Extract the 2-D float box of a geometry datum (which may be toasted;
+ * only the header slice is detoasted when a cached box is present).
+ * Returns HI_KEY_EMPTY for empty geometries (box left unset). Raises an
+ * ERROR with errcode for data that is not a valid GSERIALIZED geometry.
+ */
+extern HiKeyKind hi_geom_box(Datum geom, HiBox *box);
+
+/*
+ * Box predicates with PostGIS 3 semantics (BOX2DF).
+ *
+ * Pass NULL for a geometry that is EMPTY (hi_geom_box() returned
+ * HI_KEY_EMPTY): the result is then exactly that of the geometry operator
+ * evaluated by PostGIS (EMPTY && x, EMPTY ~ x, x ~ EMPTY, EMPTY @ x and
+ * x @ EMPTY are false; EMPTY ~= EMPTY is true).
+ *
+ * A box may hold NaN when the geometry has NaN coordinates; the predicates
+ * then behave as PostGIS's do (plain IEEE comparisons, and a box whose xmin
+ * is NaN counts as "box-empty": it overlaps nothing, is contained by and
+ * within every other non-box-empty box, and equals every box-empty box).
+ * Index keys of inner nodes must therefore be built with hi_box_union(),
+ * which never produces NaN (see there), and a query box for which
+ * hi_box_has_nan() is true must not be used to prune inner nodes.
+ */
+extern bool hi_box_overlaps(const HiBox *a, const HiBox *b);
+extern bool hi_box_contains(const HiBox *a, const HiBox *b);	/* a ~ b */
+extern bool hi_box_within(const HiBox *a, const HiBox *b);	/* a @ b */
+extern bool hi_box_equals(const HiBox *a, const HiBox *b);	/* a ~= b */
+
+/* True if any of the four bounds is NaN */
+extern bool hi_box_has_nan(const HiBox *a);
+
+/*
+ * Minimum distance between two boxes (0 if they overlap), as double.  It is
+ * a strict lower bound of PostGIS's ST_Distance (<->) of the geometries the
+ * boxes came from: it is shaved by a tiny relative and magnitude-scaled
+ * margin so that rounding in either computation can never make it exceed
+ * the rechecked distance.  NULL (EMPTY) gives +Infinity; a box with NaN
+ * gives 0.
+ */
+extern double hi_box_distance(const HiBox *a, const HiBox *b);
+
+/*
+ * R-tree helpers.  hi_box_union() replaces NaN bounds by the widest float
+ * bound (and a box-empty input by the whole plane), so a union never holds
+ * NaN and covers every child for all four predicates; build an inner key
+ * by copying the first child and then uniting every child, the first
+ * included.  The area helpers see boxes through the same normalization.
+ */
+extern void hi_box_union(HiBox *a, const HiBox *b);	/* a := a U b */
+extern double hi_box_area(const HiBox *a);
+extern double hi_box_enlargement(const HiBox *a, const HiBox *b);	/* area(a U b) - area(a) */
+extern double hi_box_overlap_area(const HiBox *a, const HiBox *b);
+
+#endif							/* GEOM_BOX_H */

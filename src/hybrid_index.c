@@ -1,0 +1,150 @@
+/*
+ * hybrid_index.c
+ *	  Module entry point: GUCs, shared memory, and the hooks that tie index
+ *	  files and redo logs to PostgreSQL's transactions.
+ *
+ * Everything an index shares between backends lives in shared memory of
+ * our own, so the library must be loaded by shared_preload_libraries.
+ * Loading it any other way (CREATE EXTENSION, or an AM handler call after
+ * the preload line was removed) fails with an error that says what to do.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "access/htup_details.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
+
+#include "hybrid_index.h"
+#include "am/hyrtree.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
+
+static void
+hi_shmem_request_hook(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	hi_shmem_request();
+}
+
+static void
+hi_shmem_startup_hook(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	hi_shmem_startup();
+}
+
+/* Access method of a relation, InvalidOid if none */
+static Oid
+relation_am(Oid relid)
+{
+	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			am = InvalidOid;
+
+	if (HeapTupleIsValid(tp))
+	{
+		Form_pg_class form = (Form_pg_class) GETSTRUCT(tp);
+
+		if (form->relkind == RELKIND_INDEX)
+			am = form->relam;
+		ReleaseSysCache(tp);
+	}
+	return am;
+}
+
+/*
+ * DROP of one of our indexes (directly, or through DROP TABLE and other
+ * cascades): its files go away when the transaction commits.
+ */
+static void
+hi_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+				 int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
+		hi_is_our_am(relation_am(objectId)))
+		hi_files_schedule_drop(objectId);
+}
+
+static void
+hi_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			/* the transaction's log records are durable before it commits */
+			hi_log_at_precommit();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			if (hi_files_pending())
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("cannot prepare a transaction that created or dropped a hybrid_index index")));
+			hi_log_at_precommit();
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+			hi_files_at_xact_end(true);
+			hi_log_at_xact_end();
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			hi_cache_release_all();
+			hi_files_at_xact_end(false);
+			hi_log_at_xact_end();
+			break;
+	}
+}
+
+static void
+hi_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+					SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_COMMIT_SUB)
+		hi_files_at_subxact_end(true, mySubid, parentSubid);
+	else if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		hi_cache_release_all();
+		hi_files_at_subxact_end(false, mySubid, parentSubid);
+	}
+}
+
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("hybrid_index must be loaded via shared_preload_libraries"),
+				 errdetail("Its access methods keep index pages and state in shared memory that is set up at server start."),
+				 errhint("Add 'hybrid_index' to shared_preload_libraries in postgresql.conf and restart the server.")));
+
+	hi_define_gucs();
+	hyrtree_init();
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = hi_shmem_request_hook;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = hi_shmem_startup_hook;
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = hi_object_access;
+
+	RegisterXactCallback(hi_xact_callback, NULL);
+	RegisterSubXactCallback(hi_subxact_callback, NULL);
+}

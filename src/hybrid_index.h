@@ -1,0 +1,323 @@
+/*
+ * hybrid_index.h
+ *	  Declarations shared by every layer of hybrid_index: GUCs, the shared
+ *	  per-index state, and the entry points each layer offers the one above.
+ *
+ * Layers (top to bottom): am/ (index AM glue) -> rtree/ (R-tree core) ->
+ * cache/ (shared page cache) -> log/ (redo log) -> storage/ (page table,
+ * tier files, batched I/O).  A module calls only the layers below it.
+ */
+#ifndef HYBRID_INDEX_H
+#define HYBRID_INDEX_H
+
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/dsa.h"
+#include "utils/rel.h"
+
+#include "geom/geom_box.h"
+
+#define HI_EXTENSION_VERSION	"0.1.0"
+
+#define HI_NUM_TIERS		2
+#define HI_TIER_FLASH		0
+#define HI_TIER_OPTANE		1
+
+#define HI_INVALID_PAGE		((uint32) 0xFFFFFFFF)
+
+#define HI_PAGE_SIZE_MIN	2048
+#define HI_PAGE_SIZE_MAX	32768
+#define HI_PAGE_SIZE_DEFAULT 8192
+#define HI_IO_ALIGN			4096
+
+/* Access methods built on this core (stored in the map file) */
+typedef enum HiAmKind
+{
+	HI_AM_HYRTREE = 1
+} HiAmKind;
+
+/* Page placement policies of hyrtree (reloption "placement") */
+typedef enum HiPlacement
+{
+	HI_PLACEMENT_NONE = 0,		/* every page on flash: the papers' R-tree */
+	HI_PLACEMENT_UPPER = 1		/* non-leaf pages on the fast tier: sHR-tree */
+} HiPlacement;
+
+typedef enum HiIoMethod
+{
+	HI_IO_URING = 0,
+	HI_IO_SYNC = 1
+} HiIoMethod;
+
+/* ---- GUCs (core/hi_guc.c) ---- */
+extern int	hi_cache_size_mb;
+extern int	hi_max_page_size;
+extern int	hi_max_indexes;
+extern int	hi_io_method;
+extern int	hi_io_depth;
+extern int	hi_checkpoint_log_kb;
+extern bool hi_emulate_devices;
+extern int	hi_dev_read_us[HI_NUM_TIERS];
+extern int	hi_dev_write_us[HI_NUM_TIERS];
+extern int	hi_dev_parallelism[HI_NUM_TIERS];
+
+extern void hi_define_gucs(void);
+
+/*
+ * Every page of every index starts with this header.  The storage layer
+ * reads checksum and pageno (to verify what it read); placement policies
+ * read level.
+ */
+typedef struct HiPageHeader
+{
+	uint32		checksum;		/* CRC-32C of the page with this field 0 */
+	uint32		pageno;			/* logical page id */
+	uint16		level;			/* 0 = leaf */
+	uint16		flags;
+	uint16		nentries;
+	uint16		reserved;
+	uint32		link;			/* next page of a chain (null list) */
+} HiPageHeader;
+
+#define HI_PAGE_FLAG_NULLS	0x0001	/* page of the NULL/EMPTY list */
+
+/*
+ * Structure metadata of one index, persisted in its map file at each
+ * checkpoint and otherwise kept in shared memory (protected by tree_lock).
+ */
+typedef struct HiMeta
+{
+	uint32		magic;
+	uint32		version;
+	uint32		am;				/* HiAmKind */
+	uint32		page_size;
+	uint32		placement;		/* HiPlacement */
+	uint32		root;			/* logical page id of the root */
+	uint32		height;			/* 1 = root is a leaf */
+	uint32		npages;			/* logical page ids handed out */
+	uint32		null_head;		/* first page of NULL/EMPTY entries */
+	uint32		null_tail;		/* last page of NULL/EMPTY entries */
+	uint64		nentries;		/* non-NULL, non-EMPTY entries */
+	uint64		nnulls;			/* NULL or EMPTY entries */
+	uint64		ckpt_lsn;		/* log position the map file reflects */
+} HiMeta;
+
+#define HI_META_MAGIC	0x48594258	/* "HYBX" */
+#define HI_META_VERSION 1
+
+typedef struct HiTierCounters
+{
+	pg_atomic_uint64 reads;
+	pg_atomic_uint64 writes;
+	pg_atomic_uint64 read_batches;
+	pg_atomic_uint64 write_batches;
+	pg_atomic_uint64 bytes_read;
+	pg_atomic_uint64 bytes_written;
+	pg_atomic_uint64 io_time_us;
+} HiTierCounters;
+
+/* Page table entries: tier in the top bit, slot + 1 below (0 = no slot) */
+#define HI_PTE_TIER(e)		((int) ((e) >> 31))
+#define HI_PTE_SLOT(e)		((uint32) (((e) & 0x7FFFFFFF) - 1))
+#define HI_PTE_MAKE(t, s)	((((uint32) (t)) << 31) | ((s) + 1))
+#define HI_PTE_MAPPED(e)	(((e) & 0x7FFFFFFF) != 0)
+
+/* slot states in a tier's slot map */
+#define HI_SLOT_FREE		0
+#define HI_SLOT_USED		1
+#define HI_SLOT_PENDING		2	/* freed since the last checkpoint */
+
+/*
+ * Shared state of one index (one relfilenode), in the registry.
+ */
+typedef struct HiIndexShared
+{
+	/* identity, protected by the registry lock */
+	bool		in_use;
+	uint32		generation;		/* bumped whenever the slot is (re)used */
+	Oid			dboid;
+	Oid			indexoid;
+	Oid			relnumber;
+	Oid			spcoid[HI_NUM_TIERS];	/* InvalidOid: tier not configured */
+
+	LWLock		tree_lock;		/* structure: shared to read, exclusive to change */
+	LWLock		map_lock;		/* page table and slot maps */
+	LWLock		log_lock;		/* log appends */
+	LWLock		flush_lock;		/* log fsync: one flusher, others wait */
+	LWLock		load_lock;		/* loading / recovery at first use */
+
+	bool		loaded;
+	bool		building;		/* ambuild in progress; nothing to load */
+	int			budget_frames;	/* per-index cache budget, 0 = none */
+	pg_atomic_uint32 nframes;	/* cache frames holding pages of this index */
+
+	HiMeta		meta;
+	pg_atomic_uint64 split_count;	/* bumped by every split, for kNN scans */
+
+	/* page table and slot maps, in the DSA area, protected by map_lock */
+	dsa_pointer pt;
+	uint32		pt_cap;
+	dsa_pointer slotmap[HI_NUM_TIERS];
+	uint32		slot_cap[HI_NUM_TIERS];
+	uint32		nslots[HI_NUM_TIERS];	/* file length in slots */
+	uint32		free_hint[HI_NUM_TIERS];
+	uint32		used_slots[HI_NUM_TIERS];
+
+	/* redo log positions (LSN = byte offset in the endless log) */
+	uint64		log_insert;		/* protected by log_lock */
+	uint64		log_flushed;	/* protected by flush_lock */
+	uint64		log_base;		/* LSN at file offset 0 */
+
+	HiTierCounters tiers[HI_NUM_TIERS];
+	pg_atomic_uint64 cache_hits;
+	pg_atomic_uint64 cache_misses;
+	pg_atomic_uint64 log_bytes;
+	pg_atomic_uint64 checkpoints;
+} HiIndexShared;
+
+/* Shared-memory root (core/hi_shmem.c) */
+typedef struct HiSharedRoot
+{
+	LWLock		registry_lock;
+	int			tranche_id;
+	int			max_indexes;
+	pg_atomic_uint32 clock_hand;
+	HiIndexShared indexes[FLEXIBLE_ARRAY_MEMBER];
+} HiSharedRoot;
+
+extern HiSharedRoot *hi_shared;
+
+extern void hi_shmem_request(void);
+extern void hi_shmem_startup(void);
+extern dsa_area *hi_dsa(void);
+extern void hi_check_preloaded(void);
+
+/* ---- per-backend handle on an open index (core/hi_index.c) ---- */
+typedef struct HiIndex
+{
+	Relation	rel;
+	int			slotno;
+	uint32		generation;
+	HiIndexShared *sh;
+	uint32		page_size;
+} HiIndex;
+
+typedef struct HiIndexOptions
+{
+	int32		vl_len_;
+	int			page_size;
+	int			placement;
+	int			buffer_size;	/* kB, 0 = share the whole cache */
+	int			optane_tablespace;	/* offset of the name, 0 = none */
+} HiIndexOptions;
+
+typedef struct HiLogRecord HiLogRecord;
+typedef void (*hi_log_apply_fn) (HiIndex *idx, const HiLogRecord *rec);
+
+extern HiIndex *hi_index_open_for(Relation index, hi_log_apply_fn apply);
+extern HiIndex *hi_index_create(Relation index, HiAmKind am);
+extern HiIndexShared *hi_slot_lookup(Oid dboid, Oid relnumber);
+extern void hi_slot_release(Oid dboid, Oid relnumber);
+extern void hi_index_checkpoint(HiIndex *idx);
+extern void hi_index_after_change(HiIndex *idx);
+extern HiIndexOptions *hi_index_options(Relation index);
+extern void hi_error_if_recovery(Relation index);
+
+/* ---- storage/tier_files.c ---- */
+extern char *hi_file_path(Oid dirspc, Oid dboid, Oid flashspc, Oid relnumber,
+						  const char *suffix);
+extern const char *hi_tier_suffix(int tier);
+extern int	hi_file_open(HiIndexShared *sh, int tier, bool create);
+extern int	hi_log_fd(HiIndexShared *sh);
+extern char *hi_slot_path(HiIndexShared *sh, int tier);
+extern void hi_files_create(HiIndexShared *sh);
+extern void hi_files_forget(HiIndexShared *sh);
+extern void hi_files_schedule_old_removal(Oid indexoid, Oid keep_flashspc,
+										  Oid keep_relnumber);
+extern void hi_files_schedule_drop(Oid indexoid);
+extern void hi_files_at_xact_end(bool commit);
+extern void hi_files_at_subxact_end(bool commit, SubTransactionId mySubid,
+									SubTransactionId parentSubid);
+extern bool hi_files_pending(void);
+extern void hi_fsync_dir_of(const char *path);
+extern void hi_durable_write_file(const char *path, const char *data, Size len);
+extern char *hi_read_whole_file(const char *path, Size *len);
+
+/* ---- storage/tier_io.c ---- */
+typedef struct HiIoReq
+{
+	int			fd;
+	int			tier;
+	off_t		offset;
+	char	   *buf;
+	uint32		len;
+	const char *path;			/* for error messages */
+} HiIoReq;
+
+extern void hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write);
+extern bool hi_io_direct_ok(void);
+
+/* ---- storage/page_table.c ---- */
+extern void hi_pt_init(HiIndexShared *sh, uint32 npages_hint);
+extern void hi_pt_free(HiIndexShared *sh);
+extern uint32 hi_pt_get(HiIndexShared *sh, uint32 pageno);
+extern uint32 hi_pt_alloc_slot(HiIndexShared *sh, int tier);
+extern void hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte);
+extern void hi_pt_release_pending(HiIndexShared *sh);
+extern void hi_pt_count(HiIndexShared *sh, uint64 *pages_per_tier);
+extern void hi_pt_check(HiIndexShared *sh);
+
+/* ---- cache/page_cache.c ---- */
+typedef int HiFrame;			/* frame number; -1 = none */
+
+extern Size hi_cache_shmem_size(void);
+extern void hi_cache_shmem_init(bool found);
+extern HiFrame hi_cache_read(HiIndex *idx, uint32 pageno);
+extern void hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n,
+								HiFrame *frames);
+extern HiFrame hi_cache_new_page(HiIndex *idx, uint32 pageno);
+extern char *hi_frame_data(HiFrame f);
+extern void hi_frame_begin_write(HiFrame f);
+extern void hi_frame_mark_dirty(HiFrame f);
+extern void hi_frame_release(HiFrame f);
+extern void hi_cache_flush_index(HiIndexShared *sh, int slotno);
+extern void hi_cache_discard_index(int slotno, uint32 generation);
+extern void hi_cache_release_all(void);
+extern void hi_page_write_direct(HiIndexShared *sh, char **pages, int n);
+extern uint32 hi_page_checksum(const char *page, uint32 page_size);
+extern void hi_page_verify(HiIndexShared *sh, const char *page, uint32 pageno,
+						   uint32 pte);
+extern int	hi_tier_for_page(HiIndexShared *sh, const char *page);
+
+/* ---- log/redo_log.c ---- */
+#define HI_LOG_INSERT	1
+#define HI_LOG_DELETE	2
+
+struct HiLogRecord
+{
+	uint32		crc;			/* CRC-32C of the rest of the record */
+	uint8		type;
+	uint8		iskey;			/* HiKeyKind of the entry */
+	uint16		reserved;
+	uint64		lsn;
+	TransactionId xid;			/* top-level xid; Invalid: apply always */
+	HiBox		box;
+	ItemPointerData tid;
+	uint16		pad;
+};
+
+extern void hi_log_append(HiIndex *idx, uint8 type, TransactionId xid,
+						  HiKeyKind kind, const HiBox *box, ItemPointer tid);
+extern void hi_log_flush(HiIndexShared *sh, uint64 upto);
+extern void hi_log_reset(HiIndexShared *sh, uint64 base);
+extern uint64 hi_log_size(HiIndexShared *sh);
+
+extern uint64 hi_log_replay(HiIndex *idx, hi_log_apply_fn apply);
+extern void hi_log_at_precommit(void);
+extern void hi_log_at_xact_end(void);
+
+#endif							/* HYBRID_INDEX_H */

@@ -1,0 +1,122 @@
+/*
+ * rtree.h
+ *	  The R-tree core shared by the R-tree access methods: page layout,
+ *	  insertion (Guttman, quadratic split), bulk loading (STR packing),
+ *	  level-batched range search, best-first kNN, deletion and checks.
+ *
+ * Pages: HiPageHeader, then an array of entries.  Internal entries hold a
+ * child's logical page id and the box enclosing it; leaf entries hold a
+ * heap TID and the entry's box.  NULL and EMPTY geometries live in a chain
+ * of leaf-format pages of their own (the null list), outside the tree, so
+ * they never widen a box; kNN scans return them last.
+ */
+#ifndef RTREE_H
+#define RTREE_H
+
+#include "access/genam.h"
+#include "access/itup.h"
+#include "lib/pairingheap.h"
+#include "nodes/tidbitmap.h"
+
+#include "hybrid_index.h"
+
+typedef struct RtInternalEntry
+{
+	HiBox		box;
+	uint32		child;
+} RtInternalEntry;
+
+typedef struct RtLeafEntry
+{
+	HiBox		box;
+	ItemPointerData tid;
+	uint8		kind;			/* HiKeyKind */
+	uint8		pad;
+} RtLeafEntry;
+
+#define RT_HEADER_SIZE		MAXALIGN(sizeof(HiPageHeader))
+#define RT_PAGE_HDR(p)		((HiPageHeader *) (p))
+#define RT_INTERNAL(p)		((RtInternalEntry *) ((char *) (p) + RT_HEADER_SIZE))
+#define RT_LEAF(p)			((RtLeafEntry *) ((char *) (p) + RT_HEADER_SIZE))
+
+static inline uint32
+rt_internal_capacity(uint32 page_size)
+{
+	return (page_size - RT_HEADER_SIZE) / sizeof(RtInternalEntry);
+}
+
+static inline uint32
+rt_leaf_capacity(uint32 page_size)
+{
+	return (page_size - RT_HEADER_SIZE) / sizeof(RtLeafEntry);
+}
+
+/* minimum fill of a page after a split (Guttman's m), 40 % */
+#define RT_MIN_FILL_PCT 40
+
+/* Scan predicates (GiST strategy numbers) */
+#define RT_STRATEGY_OVERLAP		3	/* && */
+#define RT_STRATEGY_SAME		6	/* ~= */
+#define RT_STRATEGY_CONTAINS	7	/* ~ */
+#define RT_STRATEGY_WITHIN		8	/* @ */
+#define RT_STRATEGY_DISTANCE	13	/* <-> */
+
+typedef struct RtQual
+{
+	int			strategy;
+	HiBox		box;
+} RtQual;
+
+/* rtree_page.c */
+extern void rt_page_init(char *page, uint32 pageno, uint16 level, uint16 flags);
+extern uint32 rt_null_next(const char *page);
+extern void rt_set_null_next(char *page, uint32 next);
+extern void rt_page_box(const char *page, HiBox *box);
+extern bool rt_internal_consistent(const RtQual *quals, int nquals, const HiBox *box);
+extern bool rt_leaf_consistent(const RtQual *quals, int nquals, const HiBox *box);
+
+/* rtree_split.c */
+extern void rt_quadratic_split(const HiBox *boxes, int n, int min_fill, bool *right);
+
+/* rtree_insert.c */
+extern void rt_insert(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid,
+					  TransactionId xid);
+extern void rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box,
+							 ItemPointer tid);
+extern void rt_init_empty(HiIndex *idx);
+extern void rt_redo(HiIndex *idx, const HiLogRecord *rec);
+
+/* rtree_build.c */
+typedef struct RtBuildItem
+{
+	HiBox		box;
+	ItemPointerData tid;
+	uint8		kind;
+} RtBuildItem;
+
+extern void rt_bulk_load(HiIndex *idx, RtBuildItem *items, Size n);
+
+/* rtree_search.c */
+extern ItemPointer rt_range_search(HiIndex *idx, const RtQual *quals, int nquals,
+								   Size *ntids);
+extern void rt_collect_nulls(HiIndex *idx, ItemPointer *tids, Size *n);
+
+/* rtree_knn.c */
+typedef struct RtKnnState RtKnnState;
+extern RtKnnState *rt_knn_begin(HiIndex *idx, const HiBox *query, bool query_empty,
+								const RtQual *quals, int nquals);
+extern bool rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull);
+extern void rt_knn_end(RtKnnState *st);
+
+/* rtree_vacuum.c */
+extern void rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback,
+						   void *cb_state, double *tuples_removed,
+						   double *tuples_remaining);
+extern void rt_delete_entry(HiIndex *idx, HiKeyKind kind, const HiBox *box,
+							ItemPointer tid);
+
+/* rtree_check.c */
+extern void rt_check(HiIndex *idx);
+extern char *rt_inspect_json(HiIndex *idx);
+
+#endif							/* RTREE_H */

@@ -1,0 +1,329 @@
+/*
+ * rtree_insert.c
+ *	  One-by-one insertion (Guttman's Insert, ChooseLeaf, AdjustTree) and
+ *	  the redo of logged changes.
+ *
+ * An insertion runs under the index's tree_lock held exclusively.  It first
+ * descends and pins the whole path, then counts how many pages will split
+ * and obtains every new page it needs, and only then changes pages: the
+ * steps that can fail (I/O, cache exhaustion) all happen before the first
+ * page is modified, so an error never leaves a half-split tree behind.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "rtree/rtree.h"
+
+static uint32
+page_capacity(HiIndex *idx, int level)
+{
+	return level > 0 ? rt_internal_capacity(idx->page_size) :
+		rt_leaf_capacity(idx->page_size);
+}
+
+static int
+min_fill(HiIndex *idx, int level)
+{
+	return Max(1, (int) (page_capacity(idx, level) * RT_MIN_FILL_PCT / 100));
+}
+
+/* Start an empty tree: a root leaf with no entries */
+void
+rt_init_empty(HiIndex *idx)
+{
+	HiMeta	   *meta = &idx->sh->meta;
+	uint32		root = meta->npages++;
+	HiFrame		f = hi_cache_new_page(idx, root);
+
+	rt_page_init(hi_frame_data(f), root, 0, 0);
+	hi_frame_release(f);
+	meta->root = root;
+	meta->height = 1;
+}
+
+/* ChooseSubtree: least enlargement, then least area */
+static int
+choose_entry(const char *page, const HiBox *box)
+{
+	const HiPageHeader *h = RT_PAGE_HDR(page);
+	const RtInternalEntry *e = RT_INTERNAL(page);
+	int			best = 0;
+	double		best_enl = 0,
+				best_area = 0;
+	int			i;
+
+	for (i = 0; i < h->nentries; i++)
+	{
+		double		enl = hi_box_enlargement(&e[i].box, box);
+		double		area = hi_box_area(&e[i].box);
+
+		if (i == 0 || enl < best_enl || (enl == best_enl && area < best_area))
+		{
+			best = i;
+			best_enl = enl;
+			best_area = area;
+		}
+	}
+	return best;
+}
+
+/*
+ * Split the entries of a full page plus one more between the page (left)
+ * and a new page (right).  entries holds all n of them.
+ */
+static void
+split_into(HiIndex *idx, char *left, char *right, const char *entries, int n,
+		   Size esz, HiBox *lbox, HiBox *rbox)
+{
+	HiBox	   *boxes = palloc(sizeof(HiBox) * n);
+	bool	   *toright = palloc(sizeof(bool) * n);
+	int			level = RT_PAGE_HDR(left)->level;
+	char	   *ldst = left + RT_HEADER_SIZE;
+	char	   *rdst = right + RT_HEADER_SIZE;
+	int			nl = 0,
+				nr = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		memcpy(&boxes[i], entries + i * esz, sizeof(HiBox));	/* box is first */
+	rt_quadratic_split(boxes, n, min_fill(idx, level), toright);
+	for (i = 0; i < n; i++)
+	{
+		if (toright[i])
+		{
+			memcpy(rdst + nr * esz, entries + i * esz, esz);
+			if (nr++ == 0)
+				*rbox = boxes[i];
+			else
+				hi_box_union(rbox, &boxes[i]);
+		}
+		else
+		{
+			memcpy(ldst + nl * esz, entries + i * esz, esz);
+			if (nl++ == 0)
+				*lbox = boxes[i];
+			else
+				hi_box_union(lbox, &boxes[i]);
+		}
+	}
+	RT_PAGE_HDR(left)->nentries = nl;
+	RT_PAGE_HDR(right)->nentries = nr;
+	pfree(boxes);
+	pfree(toright);
+}
+
+/* Append to the null list (NULL and EMPTY geometries) */
+static void
+null_insert(HiIndex *idx, HiKeyKind kind, ItemPointer tid)
+{
+	HiMeta	   *meta = &idx->sh->meta;
+	HiFrame		tail = -1;
+	RtLeafEntry *e;
+	char	   *page;
+
+	if (meta->null_tail != HI_INVALID_PAGE)
+	{
+		tail = hi_cache_read(idx, meta->null_tail);
+		if (RT_PAGE_HDR(hi_frame_data(tail))->nentries >=
+			rt_leaf_capacity(idx->page_size))
+		{
+			uint32		newno = meta->npages++;
+			HiFrame		nf = hi_cache_new_page(idx, newno);
+
+			rt_page_init(hi_frame_data(nf), newno, 0, HI_PAGE_FLAG_NULLS);
+			hi_frame_begin_write(tail);
+			rt_set_null_next(hi_frame_data(tail), newno);
+			hi_frame_mark_dirty(tail);
+			hi_frame_release(tail);
+			tail = nf;
+			meta->null_tail = newno;
+		}
+	}
+	else
+	{
+		uint32		newno = meta->npages++;
+
+		tail = hi_cache_new_page(idx, newno);
+		rt_page_init(hi_frame_data(tail), newno, 0, HI_PAGE_FLAG_NULLS);
+		meta->null_head = meta->null_tail = newno;
+	}
+	hi_frame_begin_write(tail);
+	page = hi_frame_data(tail);
+	e = &RT_LEAF(page)[RT_PAGE_HDR(page)->nentries++];
+	memset(e, 0, sizeof(*e));
+	e->tid = *tid;
+	e->kind = (uint8) kind;
+	hi_frame_mark_dirty(tail);
+	hi_frame_release(tail);
+	meta->nnulls++;
+}
+
+/*
+ * Insert an entry; tree_lock is held exclusively and the change is logged.
+ */
+void
+rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid)
+{
+	HiMeta	   *meta = &idx->sh->meta;
+	int			height = meta->height;
+	HiFrame    *path = palloc(sizeof(HiFrame) * (height + 1));
+	int		   *slot = palloc(sizeof(int) * (height + 1));
+	HiFrame    *newf;
+	uint32	   *newno;
+	int			nsplit;
+	bool		root_split;
+	int			l;
+	uint32		pageno;
+	RtLeafEntry leafe;
+	RtInternalEntry carry;
+	HiBox		lbox,
+				rbox;
+
+	if (kind != HI_KEY_BOX)
+	{
+		null_insert(idx, kind, tid);
+		return;
+	}
+
+	/* ChooseLeaf: descend, pinning the path */
+	pageno = meta->root;
+	for (l = height - 1; l >= 0; l--)
+	{
+		path[l] = hi_cache_read(idx, pageno);
+		if (l > 0)
+		{
+			char	   *page = hi_frame_data(path[l]);
+
+			slot[l] = choose_entry(page, box);
+			pageno = RT_INTERNAL(page)[slot[l]].child;
+		}
+	}
+
+	/* plan: how many levels split, and the new pages they need */
+	nsplit = 0;
+	while (nsplit < height &&
+		   RT_PAGE_HDR(hi_frame_data(path[nsplit]))->nentries + 1 >
+		   page_capacity(idx, nsplit))
+		nsplit++;
+	root_split = (nsplit == height);
+	newf = palloc(sizeof(HiFrame) * (nsplit + 1));
+	newno = palloc(sizeof(uint32) * (nsplit + 1));
+	for (l = 0; l < nsplit + (root_split ? 1 : 0); l++)
+	{
+		newno[l] = meta->npages;
+		newf[l] = hi_cache_new_page(idx, newno[l]);
+		meta->npages++;
+	}
+
+	/* apply, bottom up */
+	for (l = 0; l < height; l++)
+		hi_frame_begin_write(path[l]);
+
+	memset(&leafe, 0, sizeof(leafe));
+	leafe.box = *box;
+	leafe.tid = *tid;
+	leafe.kind = HI_KEY_BOX;
+
+	for (l = 0; l < height; l++)
+	{
+		char	   *page = hi_frame_data(path[l]);
+		HiPageHeader *h = RT_PAGE_HDR(page);
+		Size		esz = l == 0 ? sizeof(RtLeafEntry) : sizeof(RtInternalEntry);
+		const char *newentry = l == 0 ? (const char *) &leafe : (const char *) &carry;
+
+		if (l > 0)
+		{
+			/* the child below split: tighten its entry to the left half */
+			RT_INTERNAL(page)[slot[l]].box = lbox;
+		}
+
+		if (l < nsplit)
+		{
+			char	   *all = palloc((h->nentries + 1) * esz);
+			char	   *right = hi_frame_data(newf[l]);
+
+			memcpy(all, page + RT_HEADER_SIZE, h->nentries * esz);
+			memcpy(all + h->nentries * esz, newentry, esz);
+			rt_page_init(right, newno[l], l, 0);
+			split_into(idx, page, right, all, h->nentries + 1, esz, &lbox, &rbox);
+			pfree(all);
+			hi_frame_mark_dirty(path[l]);
+			hi_frame_mark_dirty(newf[l]);
+			carry.box = rbox;
+			carry.child = newno[l];
+			continue;
+		}
+
+		/* room on this level: add the entry (if any is carried) and stop */
+		if (l == 0 || l == nsplit)
+		{
+			memcpy(page + RT_HEADER_SIZE + h->nentries * esz, newentry, esz);
+			h->nentries++;
+		}
+		hi_frame_mark_dirty(path[l]);
+
+		/* AdjustTree: ancestors' boxes now also cover the new entry */
+		for (l = l + 1; l < height; l++)
+		{
+			char	   *up = hi_frame_data(path[l]);
+
+			hi_box_union(&RT_INTERNAL(up)[slot[l]].box, box);
+			hi_frame_mark_dirty(path[l]);
+		}
+		break;
+	}
+
+	if (root_split)
+	{
+		uint32		rootno = newno[nsplit];
+		char	   *root = hi_frame_data(newf[nsplit]);
+		RtInternalEntry *e;
+
+		rt_page_init(root, rootno, height, 0);
+		e = RT_INTERNAL(root);
+		e[0].box = lbox;
+		e[0].child = meta->root;
+		e[1] = carry;
+		RT_PAGE_HDR(root)->nentries = 2;
+		hi_frame_mark_dirty(newf[nsplit]);
+		meta->root = rootno;
+		meta->height++;
+	}
+	if (nsplit > 0)
+		pg_atomic_fetch_add_u64(&idx->sh->split_count, 1);
+
+	for (l = 0; l < height; l++)
+		hi_frame_release(path[l]);
+	for (l = 0; l < nsplit + (root_split ? 1 : 0); l++)
+		hi_frame_release(newf[l]);
+	meta->nentries++;
+	pfree(path);
+	pfree(slot);
+	pfree(newf);
+	pfree(newno);
+}
+
+/* Insert with logging, the aminsert path */
+void
+rt_insert(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid,
+		  TransactionId xid)
+{
+	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
+	hi_log_append(idx, HI_LOG_INSERT, xid, kind, box, tid);
+	rt_insert_locked(idx, kind, box, tid);
+	hi_index_after_change(idx);
+	LWLockRelease(&idx->sh->tree_lock);
+}
+
+/* Apply one log record during recovery (tree_lock held exclusively) */
+void
+rt_redo(HiIndex *idx, const HiLogRecord *rec)
+{
+	ItemPointerData tid = rec->tid;
+
+	if (rec->type == HI_LOG_INSERT)
+		rt_insert_locked(idx, (HiKeyKind) rec->iskey, &rec->box, &tid);
+	else if (rec->type == HI_LOG_DELETE)
+		rt_delete_entry(idx, (HiKeyKind) rec->iskey, &rec->box, &tid);
+}

@@ -1,0 +1,259 @@
+/*
+ * rtree_knn.c
+ *	  Best-first k-nearest-neighbour search (Hjaltason and Samet) for
+ *	  ORDER BY geom <-> q.
+ *
+ * Pages and entries wait in a pairing heap by their box distance to the
+ * query box, a lower bound of the true distance; the executor rechecks the
+ * real distance and reorders, so the final order is exact for any geometry
+ * type.  No lock or pin is held between calls.  If a page split happened
+ * since the previous call (split_count moved), entries may have moved to
+ * pages the heap does not know, so the search restarts from the root and
+ * skips what it already returned: everything nearer than the last
+ * distance, and the TIDs returned at exactly that distance.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "rtree/rtree.h"
+
+typedef struct KnnItem
+{
+	pairingheap_node ph;
+	double		dist;
+	bool		is_tid;
+	uint32		pageno;
+	ItemPointerData tid;
+} KnnItem;
+
+struct RtKnnState
+{
+	HiIndex    *idx;
+	HiBox		query;
+	bool		query_empty;
+	RtQual	   *quals;
+	int			nquals;
+	MemoryContext heapcxt;
+	pairingheap *heap;
+	bool		started;
+	uint64		split_seen;
+	bool		have_last;
+	double		last_dist;
+	ItemPointerData *at_last;
+	int			nat_last;
+	int			maxat_last;
+	/* after the tree: entries without a distance */
+	bool		tail_started;
+	ItemPointer tail;
+	Size		ntail;
+	Size		tailpos;
+};
+
+static int
+knn_cmp(const pairingheap_node *a, const pairingheap_node *b, void *arg)
+{
+	const KnnItem *ia = (const KnnItem *) a;
+	const KnnItem *ib = (const KnnItem *) b;
+
+	if (ia->dist < ib->dist)
+		return 1;
+	if (ia->dist > ib->dist)
+		return -1;
+	/* at equal distance, hand out entries before opening more pages */
+	if (ia->is_tid != ib->is_tid)
+		return ia->is_tid ? 1 : -1;
+	return 0;
+}
+
+RtKnnState *
+rt_knn_begin(HiIndex *idx, const HiBox *query, bool query_empty,
+			 const RtQual *quals, int nquals)
+{
+	RtKnnState *st = palloc0(sizeof(RtKnnState));
+
+	st->idx = idx;
+	if (query)
+		st->query = *query;
+	st->query_empty = query_empty;
+	st->nquals = nquals;
+	st->quals = palloc(sizeof(RtQual) * Max(nquals, 1));
+	memcpy(st->quals, quals, sizeof(RtQual) * nquals);
+	st->heapcxt = AllocSetContextCreate(CurrentMemoryContext, "hyrtree knn",
+										ALLOCSET_DEFAULT_SIZES);
+	st->maxat_last = 16;
+	st->at_last = palloc(sizeof(ItemPointerData) * st->maxat_last);
+	return st;
+}
+
+static void
+push(RtKnnState *st, double dist, bool is_tid, uint32 pageno, ItemPointer tid)
+{
+	KnnItem    *it = MemoryContextAlloc(st->heapcxt, sizeof(KnnItem));
+
+	it->dist = dist;
+	it->is_tid = is_tid;
+	it->pageno = pageno;
+	if (tid)
+		it->tid = *tid;
+	pairingheap_add(st->heap, &it->ph);
+}
+
+static void
+restart(RtKnnState *st)
+{
+	HiIndexShared *sh = st->idx->sh;
+
+	MemoryContext old;
+
+	MemoryContextReset(st->heapcxt);
+	old = MemoryContextSwitchTo(st->heapcxt);
+	st->heap = pairingheap_allocate(knn_cmp, NULL);
+	MemoryContextSwitchTo(old);
+	st->split_seen = pg_atomic_read_u64(&sh->split_count);
+	push(st, 0, false, sh->meta.root, NULL);
+	st->started = true;
+}
+
+static bool
+already_returned(RtKnnState *st, KnnItem *it)
+{
+	int			i;
+
+	if (!st->have_last)
+		return false;
+	if (it->dist < st->last_dist)
+		return true;
+	if (it->dist > st->last_dist)
+		return false;
+	for (i = 0; i < st->nat_last; i++)
+		if (ItemPointerEquals(&st->at_last[i], &it->tid))
+			return true;
+	return false;
+}
+
+static void
+note_returned(RtKnnState *st, KnnItem *it)
+{
+	if (!st->have_last || it->dist > st->last_dist)
+	{
+		st->have_last = true;
+		st->last_dist = it->dist;
+		st->nat_last = 0;
+	}
+	if (st->nat_last == st->maxat_last)
+	{
+		st->maxat_last *= 2;
+		st->at_last = repalloc(st->at_last, sizeof(ItemPointerData) * st->maxat_last);
+	}
+	st->at_last[st->nat_last++] = it->tid;
+}
+
+/*
+ * Next entry in distance order.  *isnull: the entry has no distance
+ * (NULL or EMPTY geometry, or a NULL/EMPTY query) and sorts last.
+ */
+bool
+rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
+{
+	HiIndexShared *sh = st->idx->sh;
+
+	if (!st->query_empty && !st->tail_started)
+	{
+		LWLockAcquire(&sh->tree_lock, LW_SHARED);
+		if (!st->started || pg_atomic_read_u64(&sh->split_count) != st->split_seen)
+			restart(st);
+		while (!pairingheap_is_empty(st->heap))
+		{
+			KnnItem    *it = (KnnItem *) pairingheap_remove_first(st->heap);
+			HiFrame		f;
+			char	   *page;
+			int			k;
+			int			nent;
+
+			if (it->is_tid)
+			{
+				if (already_returned(st, it))
+				{
+					pfree(it);
+					continue;
+				}
+				note_returned(st, it);
+				*tid = it->tid;
+				*dist = it->dist;
+				*isnull = false;
+				pfree(it);
+				LWLockRelease(&sh->tree_lock);
+				return true;
+			}
+
+			f = hi_cache_read(st->idx, it->pageno);
+			page = hi_frame_data(f);
+			nent = RT_PAGE_HDR(page)->nentries;
+			if (RT_PAGE_HDR(page)->level > 0)
+			{
+				RtInternalEntry *e = RT_INTERNAL(page);
+
+				for (k = 0; k < nent; k++)
+					if (rt_internal_consistent(st->quals, st->nquals, &e[k].box))
+						push(st, hi_box_distance(&e[k].box, &st->query), false,
+							 e[k].child, NULL);
+			}
+			else
+			{
+				RtLeafEntry *e = RT_LEAF(page);
+
+				for (k = 0; k < nent; k++)
+					if (rt_leaf_consistent(st->quals, st->nquals, &e[k].box))
+						push(st, hi_box_distance(&e[k].box, &st->query), true,
+							 HI_INVALID_PAGE, &e[k].tid);
+			}
+			hi_frame_release(f);
+			pfree(it);
+			CHECK_FOR_INTERRUPTS();
+		}
+		LWLockRelease(&sh->tree_lock);
+	}
+
+	/* entries without a distance come last */
+	if (!st->tail_started)
+	{
+		st->tail_started = true;
+		if (st->query_empty)
+		{
+			/* no distance for anything: every qualifying entry, then NULLs */
+			ItemPointer boxes;
+			Size		nboxes;
+			ItemPointer nulls = NULL;
+			Size		nnulls = 0;
+
+			boxes = rt_range_search(st->idx, st->quals, st->nquals, &nboxes);
+			if (st->nquals == 0)
+				rt_collect_nulls(st->idx, &nulls, &nnulls);
+			st->ntail = nboxes + nnulls;
+			st->tail = palloc_extended(sizeof(ItemPointerData) * Max(st->ntail, 1),
+									   MCXT_ALLOC_HUGE);
+			if (nboxes)
+				memcpy(st->tail, boxes, sizeof(ItemPointerData) * nboxes);
+			if (nnulls)
+				memcpy(st->tail + nboxes, nulls, sizeof(ItemPointerData) * nnulls);
+		}
+		else if (st->nquals == 0)
+			rt_collect_nulls(st->idx, &st->tail, &st->ntail);
+	}
+	if (st->tailpos < st->ntail)
+	{
+		*tid = st->tail[st->tailpos++];
+		*dist = 0;
+		*isnull = true;
+		return true;
+	}
+	return false;
+}
+
+void
+rt_knn_end(RtKnnState *st)
+{
+	MemoryContextDelete(st->heapcxt);
+}

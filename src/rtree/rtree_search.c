@@ -1,0 +1,163 @@
+/*
+ * rtree_search.c
+ *	  Range search that reads a whole level of candidate pages per batch
+ *	  (the PIO B-tree paper's MPSearch, section 3.1, applied to the R-tree).
+ *
+ * The search runs to completion under tree_lock held in shared mode and
+ * returns every matching heap TID, sorted and unique.  Holding no lock or
+ * pin between amgettuple calls, a scan can neither miss a row nor return
+ * one twice when a concurrent insertion splits a page, and the sorted TIDs
+ * visit the heap in physical order.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "rtree/rtree.h"
+
+typedef struct TidList
+{
+	ItemPointer tids;
+	Size		n;
+	Size		max;
+} TidList;
+
+static void
+tids_add(TidList *l, ItemPointer tid)
+{
+	if (l->n == l->max)
+	{
+		l->max = Max(64, l->max * 2);
+		l->tids = l->tids == NULL ?
+			palloc_extended(sizeof(ItemPointerData) * l->max, MCXT_ALLOC_HUGE) :
+			repalloc_huge(l->tids, sizeof(ItemPointerData) * l->max);
+	}
+	l->tids[l->n++] = *tid;
+}
+
+static int
+cmp_tid(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+static void
+tids_sort_unique(TidList *l)
+{
+	Size		i,
+				o = 0;
+
+	if (l->n < 2)
+		return;
+	qsort(l->tids, l->n, sizeof(ItemPointerData), cmp_tid);
+	for (i = 0; i < l->n; i++)
+		if (o == 0 || !ItemPointerEquals(&l->tids[o - 1], &l->tids[i]))
+			l->tids[o++] = l->tids[i];
+	l->n = o;
+}
+
+ItemPointer
+rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, Size *ntids)
+{
+	HiIndexShared *sh = idx->sh;
+	TidList		out = {NULL, 0, 0};
+	uint32	   *cur;
+	Size		ncur = 1;
+	Size		maxcur = 64;
+	int			level;
+	int			chunk = Max(hi_io_depth, 1);
+	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
+
+	LWLockAcquire(&sh->tree_lock, LW_SHARED);
+	cur = palloc(sizeof(uint32) * maxcur);
+	cur[0] = sh->meta.root;
+	for (level = sh->meta.height - 1; level >= 0 && ncur > 0; level--)
+	{
+		uint32	   *next = NULL;
+		Size		nnext = 0,
+					maxnext = 0;
+		Size		start;
+
+		for (start = 0; start < ncur; start += chunk)
+		{
+			int			n = (int) Min((Size) chunk, ncur - start);
+			int			i;
+
+			hi_cache_read_batch(idx, cur + start, n, frames);
+			for (i = 0; i < n; i++)
+			{
+				char	   *page = hi_frame_data(frames[i]);
+				int			nent = RT_PAGE_HDR(page)->nentries;
+				int			k;
+
+				if (level > 0)
+				{
+					RtInternalEntry *e = RT_INTERNAL(page);
+
+					for (k = 0; k < nent; k++)
+					{
+						if (!rt_internal_consistent(quals, nquals, &e[k].box))
+							continue;
+						if (nnext == maxnext)
+						{
+							maxnext = Max(64, maxnext * 2);
+							next = next == NULL ?
+								palloc_extended(sizeof(uint32) * maxnext, MCXT_ALLOC_HUGE) :
+								repalloc_huge(next, sizeof(uint32) * maxnext);
+						}
+						next[nnext++] = e[k].child;
+					}
+				}
+				else
+				{
+					RtLeafEntry *e = RT_LEAF(page);
+
+					for (k = 0; k < nent; k++)
+						if (rt_leaf_consistent(quals, nquals, &e[k].box))
+							tids_add(&out, &e[k].tid);
+				}
+				hi_frame_release(frames[i]);
+			}
+			CHECK_FOR_INTERRUPTS();
+		}
+		pfree(cur);
+		cur = next;
+		ncur = nnext;
+	}
+	LWLockRelease(&sh->tree_lock);
+	if (cur)
+		pfree(cur);
+	pfree(frames);
+
+	tids_sort_unique(&out);
+	*ntids = out.n;
+	return out.tids;
+}
+
+/* Every TID of the null list (NULL and EMPTY geometries) */
+void
+rt_collect_nulls(HiIndex *idx, ItemPointer *tids, Size *n)
+{
+	HiIndexShared *sh = idx->sh;
+	TidList		out = {NULL, 0, 0};
+	uint32		pageno;
+
+	LWLockAcquire(&sh->tree_lock, LW_SHARED);
+	pageno = sh->meta.null_head;
+	while (pageno != HI_INVALID_PAGE)
+	{
+		HiFrame		f = hi_cache_read(idx, pageno);
+		char	   *page = hi_frame_data(f);
+		int			k;
+
+		for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
+			tids_add(&out, &RT_LEAF(page)[k].tid);
+		pageno = rt_null_next(page);
+		hi_frame_release(f);
+		CHECK_FOR_INTERRUPTS();
+	}
+	LWLockRelease(&sh->tree_lock);
+	tids_sort_unique(&out);
+	*tids = out.tids;
+	*n = out.n;
+}

@@ -1,0 +1,217 @@
+/*
+ * rtree_vacuum.c
+ *	  Deletion: VACUUM's bulk delete and the redo of a logged deletion.
+ *
+ * Entries are removed from leaves (and the null list); pages are not
+ * merged or freed, and parents' boxes stay as they are (still enclosing,
+ * only less tight), like GiST does between REINDEXes.  Every removal is
+ * logged and the log is fsynced before ambulkdelete returns, because the
+ * heap will reuse the TIDs right after.
+ */
+#include "postgres.h"
+
+#include "commands/vacuum.h"
+#include "miscadmin.h"
+
+#include "rtree/rtree.h"
+
+/* Remove dead entries of one leaf-format page; returns how many */
+static int
+vacuum_page(HiIndex *idx, HiFrame f, IndexBulkDeleteCallback callback,
+			void *cb_state, double *remaining)
+{
+	char	   *page = hi_frame_data(f);
+	HiPageHeader *h = RT_PAGE_HDR(page);
+	RtLeafEntry *e = RT_LEAF(page);
+	int			removed = 0;
+	int			k = 0;
+
+	while (k < h->nentries)
+	{
+		if (callback(&e[k].tid, cb_state))
+		{
+			hi_log_append(idx, HI_LOG_DELETE, InvalidTransactionId,
+						  (HiKeyKind) e[k].kind, &e[k].box, &e[k].tid);
+			if (removed == 0)
+				hi_frame_begin_write(f);
+			e[k] = e[h->nentries - 1];
+			h->nentries--;
+			removed++;
+			continue;
+		}
+		k++;
+	}
+	*remaining += h->nentries;
+	if (removed > 0)
+		hi_frame_mark_dirty(f);
+	return removed;
+}
+
+void
+rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
+			   double *tuples_removed, double *tuples_remaining)
+{
+	HiIndexShared *sh = idx->sh;
+	HiMeta	   *meta = &sh->meta;
+	uint32	   *cur;
+	Size		ncur = 1;
+	int			level;
+	int			chunk = Max(hi_io_depth, 1);
+	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
+	uint32		pageno;
+	int			removed;
+	uint64		upto;
+
+	*tuples_removed = 0;
+	*tuples_remaining = 0;
+
+	LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
+	cur = palloc(sizeof(uint32));
+	cur[0] = meta->root;
+	for (level = meta->height - 1; level >= 0; level--)
+	{
+		uint32	   *next = NULL;
+		Size		nnext = 0;
+		Size		start;
+
+		if (level > 0)
+			next = palloc_extended(sizeof(uint32) * ncur *
+								   rt_internal_capacity(idx->page_size), MCXT_ALLOC_HUGE);
+		for (start = 0; start < ncur; start += chunk)
+		{
+			int			n = (int) Min((Size) chunk, ncur - start);
+			int			i;
+
+			hi_cache_read_batch(idx, cur + start, n, frames);
+			for (i = 0; i < n; i++)
+			{
+				char	   *page = hi_frame_data(frames[i]);
+				int			k;
+
+				if (level > 0)
+				{
+					for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
+						next[nnext++] = RT_INTERNAL(page)[k].child;
+				}
+				else
+				{
+					removed = vacuum_page(idx, frames[i], callback, cb_state,
+										  tuples_remaining);
+					*tuples_removed += removed;
+					meta->nentries -= removed;
+				}
+				hi_frame_release(frames[i]);
+			}
+			vacuum_delay_point();
+		}
+		pfree(cur);
+		cur = next;
+		ncur = nnext;
+	}
+
+	pageno = meta->null_head;
+	while (pageno != HI_INVALID_PAGE)
+	{
+		HiFrame		f = hi_cache_read(idx, pageno);
+
+		removed = vacuum_page(idx, f, callback, cb_state, tuples_remaining);
+		*tuples_removed += removed;
+		meta->nnulls -= removed;
+		pageno = rt_null_next(hi_frame_data(f));
+		hi_frame_release(f);
+	}
+
+	/* the heap reuses these TIDs as soon as we return */
+	LWLockAcquire(&sh->log_lock, LW_SHARED);
+	upto = sh->log_insert;
+	LWLockRelease(&sh->log_lock);
+	hi_log_flush(sh, upto);
+	hi_index_after_change(idx);
+	LWLockRelease(&sh->tree_lock);
+	pfree(frames);
+}
+
+/* Remove one entry in the null list; false if not found */
+static bool
+delete_null(HiIndex *idx, ItemPointer tid)
+{
+	uint32		pageno = idx->sh->meta.null_head;
+
+	while (pageno != HI_INVALID_PAGE)
+	{
+		HiFrame		f = hi_cache_read(idx, pageno);
+		char	   *page = hi_frame_data(f);
+		HiPageHeader *h = RT_PAGE_HDR(page);
+		int			k;
+
+		for (k = 0; k < h->nentries; k++)
+			if (ItemPointerEquals(&RT_LEAF(page)[k].tid, tid))
+			{
+				hi_frame_begin_write(f);
+				RT_LEAF(page)[k] = RT_LEAF(page)[h->nentries - 1];
+				h->nentries--;
+				hi_frame_mark_dirty(f);
+				hi_frame_release(f);
+				idx->sh->meta.nnulls--;
+				return true;
+			}
+		pageno = rt_null_next(page);
+		hi_frame_release(f);
+	}
+	return false;
+}
+
+/* Depth-first search for the leaf entry (box, tid) under pageno */
+static bool
+delete_in(HiIndex *idx, uint32 pageno, const HiBox *box, ItemPointer tid)
+{
+	HiFrame		f = hi_cache_read(idx, pageno);
+	char	   *page = hi_frame_data(f);
+	HiPageHeader *h = RT_PAGE_HDR(page);
+	int			k;
+
+	if (h->level == 0)
+	{
+		for (k = 0; k < h->nentries; k++)
+			if (ItemPointerEquals(&RT_LEAF(page)[k].tid, tid) &&
+				memcmp(&RT_LEAF(page)[k].box, box, sizeof(HiBox)) == 0)
+			{
+				hi_frame_begin_write(f);
+				RT_LEAF(page)[k] = RT_LEAF(page)[h->nentries - 1];
+				h->nentries--;
+				hi_frame_mark_dirty(f);
+				hi_frame_release(f);
+				idx->sh->meta.nentries--;
+				return true;
+			}
+		hi_frame_release(f);
+		return false;
+	}
+	for (k = 0; k < h->nentries; k++)
+	{
+		RtInternalEntry e = RT_INTERNAL(page)[k];
+
+		if (hi_box_contains(&e.box, box))
+		{
+			if (delete_in(idx, e.child, box, tid))
+			{
+				hi_frame_release(f);
+				return true;
+			}
+			page = hi_frame_data(f);
+			h = RT_PAGE_HDR(page);
+		}
+	}
+	hi_frame_release(f);
+	return false;
+}
+
+/* Redo of a logged deletion (tree_lock held exclusively) */
+void
+rt_delete_entry(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid)
+{
+	if (kind != HI_KEY_BOX)
+		(void) delete_null(idx, tid);
+	else
+		(void) delete_in(idx, idx->sh->meta.root, box, tid);
+}

@@ -1,0 +1,400 @@
+/*
+ * page_table.c
+ *	  Logical page id -> (tier, slot) mapping and the free-slot maps of the
+ *	  tier files, kept in the shared DSA area.
+ *
+ * Pages are written copy-on-write: a dirty page leaves the cache into a
+ * fresh slot, and its old slot becomes PENDING.  Pending slots still hold
+ * the page the last checkpoint's map file points at, so they are reused
+ * only after the next checkpoint (hi_pt_release_pending).  A crash thus
+ * always finds the tree exactly as the last checkpoint left it, and the
+ * redo log brings it forward.  The same indirection lets pages move between
+ * tiers without touching the parents that point at them.
+ */
+#include "postgres.h"
+
+#include "port/pg_crc32c.h"
+#include "utils/dsa.h"
+
+#include "hybrid_index.h"
+#include "storage/map_file.h"
+
+#define PT_MIN_CAP 64
+
+static void *
+grow_array(dsa_pointer *ptr, uint32 *cap, uint32 need, Size elsize)
+{
+	dsa_area   *area = hi_dsa();
+	uint32		newcap = Max(*cap, PT_MIN_CAP);
+	dsa_pointer np;
+	char	   *newp;
+
+	while (newcap <= need)
+		newcap *= 2;
+	if (newcap == *cap && DsaPointerIsValid(*ptr))
+		return dsa_get_address(area, *ptr);
+	np = dsa_allocate_extended(area, (Size) newcap * elsize,
+							   DSA_ALLOC_ZERO | DSA_ALLOC_HUGE);
+	newp = dsa_get_address(area, np);
+	if (DsaPointerIsValid(*ptr))
+	{
+		memcpy(newp, dsa_get_address(area, *ptr), (Size) *cap * elsize);
+		dsa_free(area, *ptr);
+	}
+	*ptr = np;
+	*cap = newcap;
+	return newp;
+}
+
+static uint32 *
+pt_array(HiIndexShared *sh)
+{
+	return (uint32 *) dsa_get_address(hi_dsa(), sh->pt);
+}
+
+static uint8 *
+slot_array(HiIndexShared *sh, int tier)
+{
+	return (uint8 *) dsa_get_address(hi_dsa(), sh->slotmap[tier]);
+}
+
+/* Fresh, empty page table (caller owns the slot exclusively) */
+void
+hi_pt_init(HiIndexShared *sh, uint32 npages_hint)
+{
+	int			t;
+
+	hi_pt_free(sh);
+	(void) grow_array(&sh->pt, &sh->pt_cap, npages_hint, sizeof(uint32));
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		(void) grow_array(&sh->slotmap[t], &sh->slot_cap[t], PT_MIN_CAP, sizeof(uint8));
+		sh->nslots[t] = 0;
+		sh->free_hint[t] = 0;
+		sh->used_slots[t] = 0;
+	}
+}
+
+void
+hi_pt_free(HiIndexShared *sh)
+{
+	dsa_area   *area = hi_dsa();
+	int			t;
+
+	if (DsaPointerIsValid(sh->pt))
+		dsa_free(area, sh->pt);
+	sh->pt = InvalidDsaPointer;
+	sh->pt_cap = 0;
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		if (DsaPointerIsValid(sh->slotmap[t]))
+			dsa_free(area, sh->slotmap[t]);
+		sh->slotmap[t] = InvalidDsaPointer;
+		sh->slot_cap[t] = 0;
+		sh->nslots[t] = 0;
+		sh->used_slots[t] = 0;
+	}
+}
+
+uint32
+hi_pt_get(HiIndexShared *sh, uint32 pageno)
+{
+	uint32		e = 0;
+
+	LWLockAcquire(&sh->map_lock, LW_SHARED);
+	if (pageno < sh->pt_cap)
+		e = pt_array(sh)[pageno];
+	LWLockRelease(&sh->map_lock);
+	return e;
+}
+
+/* Take a free slot of a tier, extending the file if none is free */
+uint32
+hi_pt_alloc_slot(HiIndexShared *sh, int tier)
+{
+	uint8	   *map;
+	uint32		s;
+
+	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
+	map = slot_array(sh, tier);
+	for (s = sh->free_hint[tier]; s < sh->nslots[tier]; s++)
+		if (map[s] == HI_SLOT_FREE)
+			break;
+	if (s >= sh->nslots[tier])
+	{
+		s = sh->nslots[tier];
+		if (s >= 0x7FFFFFF0)
+		{
+			LWLockRelease(&sh->map_lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("index file of tier %s is full", hi_tier_suffix(tier))));
+		}
+		map = grow_array(&sh->slotmap[tier], &sh->slot_cap[tier], s + 1, sizeof(uint8));
+		sh->nslots[tier] = s + 1;
+	}
+	map[s] = HI_SLOT_USED;
+	sh->used_slots[tier]++;
+	sh->free_hint[tier] = s + 1;
+	LWLockRelease(&sh->map_lock);
+	return s;
+}
+
+/* Point a page at a new slot; its old slot waits for the next checkpoint */
+void
+hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte)
+{
+	uint32	   *pt;
+	uint32		old;
+
+	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
+	pt = grow_array(&sh->pt, &sh->pt_cap, pageno + 1, sizeof(uint32));
+	old = pt[pageno];
+	pt[pageno] = new_pte;
+	if (HI_PTE_MAPPED(old))
+	{
+		slot_array(sh, HI_PTE_TIER(old))[HI_PTE_SLOT(old)] = HI_SLOT_PENDING;
+		sh->used_slots[HI_PTE_TIER(old)]--;
+	}
+	LWLockRelease(&sh->map_lock);
+}
+
+/* After a checkpoint: slots of superseded page versions become free */
+void
+hi_pt_release_pending(HiIndexShared *sh)
+{
+	int			t;
+
+	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		uint8	   *map = slot_array(sh, t);
+		uint32		s;
+
+		for (s = 0; s < sh->nslots[t]; s++)
+			if (map[s] == HI_SLOT_PENDING)
+			{
+				map[s] = HI_SLOT_FREE;
+				if (s < sh->free_hint[t])
+					sh->free_hint[t] = s;
+			}
+	}
+	LWLockRelease(&sh->map_lock);
+}
+
+void
+hi_pt_count(HiIndexShared *sh, uint64 *pages_per_tier)
+{
+	int			t;
+
+	LWLockAcquire(&sh->map_lock, LW_SHARED);
+	for (t = 0; t < HI_NUM_TIERS; t++)
+		pages_per_tier[t] = sh->used_slots[t];
+	LWLockRelease(&sh->map_lock);
+}
+
+/*
+ * Page table invariants: every mapped page points at a USED slot inside
+ * its file, no two pages share a slot, and every USED slot is mapped.
+ */
+void
+hi_pt_check(HiIndexShared *sh)
+{
+	uint32	   *pt;
+	uint8	   *seen[HI_NUM_TIERS];
+	uint32		p;
+	int			t;
+
+	LWLockAcquire(&sh->map_lock, LW_SHARED);
+	pt = pt_array(sh);
+	for (t = 0; t < HI_NUM_TIERS; t++)
+		seen[t] = palloc0(Max(sh->nslots[t], 1));
+	for (p = 0; p < sh->meta.npages && p < sh->pt_cap; p++)
+	{
+		uint32		e = pt[p];
+		int			tier;
+		uint32		s;
+
+		if (!HI_PTE_MAPPED(e))
+			continue;
+		tier = HI_PTE_TIER(e);
+		s = HI_PTE_SLOT(e);
+		if (s >= sh->nslots[tier] || slot_array(sh, tier)[s] != HI_SLOT_USED)
+		{
+			LWLockRelease(&sh->map_lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("page %u is mapped to slot %u of tier %s, which is not in use",
+							p, s, hi_tier_suffix(tier))));
+		}
+		if (seen[tier][s])
+		{
+			LWLockRelease(&sh->map_lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("slot %u of tier %s is mapped by two pages", s,
+							hi_tier_suffix(tier))));
+		}
+		seen[tier][s] = 1;
+	}
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		uint32		s;
+		uint8	   *map = slot_array(sh, t);
+
+		for (s = 0; s < sh->nslots[t]; s++)
+			if (map[s] == HI_SLOT_USED && !seen[t][s])
+			{
+				LWLockRelease(&sh->map_lock);
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("slot %u of tier %s is in use but no page maps to it",
+								s, hi_tier_suffix(t))));
+			}
+		pfree(seen[t]);
+	}
+	LWLockRelease(&sh->map_lock);
+}
+
+/* ---- map file ---- */
+
+static pg_crc32c
+map_crc(const char *buf, Size len)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, buf + offsetof(HiMapHeader, npte),
+				len - offsetof(HiMapHeader, npte));
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/*
+ * Write the map file from the shared state.  The caller holds tree_lock
+ * exclusively and has flushed every dirty page, so the page table matches
+ * the pages on disk.
+ */
+void
+hi_map_write(HiIndexShared *sh)
+{
+	uint32		npte = sh->meta.npages;
+	Size		len = sizeof(HiMapHeader) + (Size) npte * sizeof(uint32);
+	char	   *buf = palloc_extended(len, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	HiMapHeader *h = (HiMapHeader *) buf;
+	char	   *path;
+	int			t;
+
+	h->magic = HI_MAP_MAGIC;
+	h->version = HI_MAP_VERSION;
+	h->npte = npte;
+	h->indexoid = sh->indexoid;
+	h->dboid = sh->dboid;
+	h->relnumber = sh->relnumber;
+	h->meta = sh->meta;
+	LWLockAcquire(&sh->map_lock, LW_SHARED);
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		h->spcoid[t] = sh->spcoid[t];
+		h->nslots[t] = sh->nslots[t];
+	}
+	if (npte > 0)
+		memcpy(buf + sizeof(HiMapHeader), pt_array(sh),
+			   (Size) Min(npte, sh->pt_cap) * sizeof(uint32));
+	LWLockRelease(&sh->map_lock);
+	h->crc = map_crc(buf, len);
+
+	path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+						sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map");
+	hi_durable_write_file(path, buf, len);
+	pfree(path);
+	pfree(buf);
+}
+
+static char *
+map_load(const char *path, Size *len, bool *bad)
+{
+	char	   *buf = hi_read_whole_file(path, len);
+	HiMapHeader *h = (HiMapHeader *) buf;
+
+	*bad = false;
+	if (buf == NULL)
+		return NULL;
+	if (*len < sizeof(HiMapHeader) || h->magic != HI_MAP_MAGIC ||
+		h->version != HI_MAP_VERSION ||
+		*len != sizeof(HiMapHeader) + (Size) h->npte * sizeof(uint32) ||
+		h->crc != map_crc(buf, *len))
+		*bad = true;
+	return buf;
+}
+
+Oid
+hi_map_read_owner(const char *path)
+{
+	Size		len;
+	bool		bad;
+	char	   *buf = map_load(path, &len, &bad);
+	Oid			owner = InvalidOid;
+
+	if (buf && !bad)
+		owner = ((HiMapHeader *) buf)->indexoid;
+	if (buf)
+		pfree(buf);
+	return owner;
+}
+
+/*
+ * Load metadata and page table from the map file into a fresh slot.
+ * Returns false if the index has no map file (its files are missing).
+ */
+bool
+hi_map_read(HiIndexShared *sh, const char *indexname)
+{
+	char	   *path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+									sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map");
+	Size		len;
+	bool		bad;
+	char	   *buf = map_load(path, &len, &bad);
+	HiMapHeader *h = (HiMapHeader *) buf;
+	uint32	   *pt;
+	uint32		p;
+	int			t;
+
+	if (buf == NULL)
+		return false;
+	if (bad)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("map file \"%s\" of index \"%s\" is corrupted", path, indexname),
+				 errhint("REINDEX the index.")));
+
+	sh->meta = h->meta;
+	hi_pt_init(sh, h->npte);
+	pt = grow_array(&sh->pt, &sh->pt_cap, h->npte, sizeof(uint32));
+	memcpy(pt, buf + sizeof(HiMapHeader), (Size) h->npte * sizeof(uint32));
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		(void) grow_array(&sh->slotmap[t], &sh->slot_cap[t], h->nslots[t], sizeof(uint8));
+		sh->nslots[t] = h->nslots[t];
+		sh->free_hint[t] = 0;
+		sh->used_slots[t] = 0;
+	}
+	for (p = 0; p < h->npte; p++)
+	{
+		uint32		e = pt[p];
+
+		if (!HI_PTE_MAPPED(e))
+			continue;
+		t = HI_PTE_TIER(e);
+		if (HI_PTE_SLOT(e) >= sh->nslots[t])
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("map file \"%s\" of index \"%s\" points past the end of tier %s",
+							path, indexname, hi_tier_suffix(t))));
+		slot_array(sh, t)[HI_PTE_SLOT(e)] = HI_SLOT_USED;
+		sh->used_slots[t]++;
+	}
+	pfree(buf);
+	pfree(path);
+	return true;
+}

@@ -1,0 +1,578 @@
+/*
+ * tier_files.c
+ *	  The files of an index: naming, opening, creation and removal with
+ *	  PostgreSQL's transactional semantics.
+ *
+ * An index (one relfilenode) owns a set of files named
+ * hyb_<flash tablespace>_<relfilenode>.<suffix> in the database directory
+ * of the tablespace that stands for each tier:
+ *
+ *	.flash	data pages on the flash tier (the index's own tablespace)
+ *	.optane data pages on the fast tier (reloption optane_tablespace)
+ *	.map	page table and structure metadata of the last checkpoint
+ *	.log	redo log since that checkpoint
+ *
+ * PostgreSQL does not know these files, so we mirror what it does for
+ * relation storage: files created by a transaction are removed if it
+ * aborts; files of a dropped or replaced relfilenode are removed when the
+ * dropping transaction commits, never before.  Because the files sit in
+ * the tablespace's database directory, DROP TABLESPACE refuses to drop a
+ * tablespace that still holds a tier, and DROP DATABASE removes them.
+ */
+#include "postgres.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "access/xact.h"
+#include "catalog/pg_tablespace_d.h"
+#include "common/file_perm.h"
+#include "commands/tablespace.h"
+#include "common/relpath.h"
+#include "miscadmin.h"
+#include "storage/fd.h"
+#include "utils/memutils.h"
+#include "utils/relcache.h"
+#include "utils/relfilenodemap.h"
+
+#include "hybrid_index.h"
+#include "storage/map_file.h"
+
+#define HI_FD_KINDS 3			/* flash, optane, log */
+#define HI_FD_LOG	2
+
+typedef struct HiLocalFds
+{
+	uint32		generation;
+	int			fd[HI_FD_KINDS];
+} HiLocalFds;
+
+static HiLocalFds *local_fds = NULL;
+static bool direct_io_refused = false;
+
+/* A file set to remove at commit (drop) or at abort (creation) */
+typedef struct HiPendingOp
+{
+	Oid			dboid;
+	Oid			flashspc;
+	Oid			relnumber;
+	bool		at_commit;
+	int			nest_level;
+	struct HiPendingOp *next;
+} HiPendingOp;
+
+static HiPendingOp *pending_ops = NULL;
+
+const char *
+hi_tier_suffix(int tier)
+{
+	return tier == HI_TIER_FLASH ? "flash" : "optane";
+}
+
+char *
+hi_file_path(Oid dirspc, Oid dboid, Oid flashspc, Oid relnumber,
+			 const char *suffix)
+{
+	char	   *dbpath = GetDatabasePath(dboid, dirspc);
+	char	   *path;
+
+	path = psprintf("%s/%s/hyb_%u_%u.%s", DataDir, dbpath, flashspc,
+					relnumber, suffix);
+	pfree(dbpath);
+	return path;
+}
+
+char *
+hi_slot_path(HiIndexShared *sh, int tier)
+{
+	return hi_file_path(sh->spcoid[tier], sh->dboid, sh->spcoid[HI_TIER_FLASH],
+						sh->relnumber, hi_tier_suffix(tier));
+}
+
+/* Is O_DIRECT being used for data files in this backend? */
+bool
+hi_io_direct_ok(void)
+{
+	return !direct_io_refused;
+}
+
+static HiLocalFds *
+local_fds_for(HiIndexShared *sh)
+{
+	int			slotno = sh - hi_shared->indexes;
+	HiLocalFds *l;
+	int			k;
+
+	if (local_fds == NULL)
+	{
+		local_fds = MemoryContextAlloc(TopMemoryContext,
+									   sizeof(HiLocalFds) * hi_max_indexes);
+		for (slotno = 0; slotno < hi_max_indexes; slotno++)
+		{
+			local_fds[slotno].generation = 0;
+			for (k = 0; k < HI_FD_KINDS; k++)
+				local_fds[slotno].fd[k] = -1;
+		}
+		slotno = sh - hi_shared->indexes;
+	}
+	l = &local_fds[slotno];
+	if (l->generation != sh->generation)
+	{
+		/* the slot was reused for another relfilenode: close stale fds */
+		for (k = 0; k < HI_FD_KINDS; k++)
+		{
+			if (l->fd[k] >= 0)
+				close(l->fd[k]);
+			l->fd[k] = -1;
+		}
+		l->generation = sh->generation;
+	}
+	return l;
+}
+
+/*
+ * Open (and with create, create or truncate) the data file of a tier.
+ * O_DIRECT is used where the filesystem accepts it; tmpfs and some others
+ * refuse it, and we then fall back to buffered I/O with a log message.
+ */
+int
+hi_file_open(HiIndexShared *sh, int tier, bool create)
+{
+	HiLocalFds *l = local_fds_for(sh);
+	int			flags;
+	int			fd;
+	char	   *path;
+
+	if (!create && l->fd[tier] >= 0)
+		return l->fd[tier];
+
+	path = hi_slot_path(sh, tier);
+	flags = O_RDWR | PG_BINARY | (create ? O_CREAT | O_TRUNC : 0);
+	fd = direct_io_refused ? -1 : open(path, flags | O_DIRECT, pg_file_create_mode);
+	if (fd < 0 && (direct_io_refused || errno == EINVAL))
+	{
+		if (!direct_io_refused)
+			ereport(LOG,
+					(errmsg("hybrid_index: O_DIRECT refused for \"%s\", using buffered I/O", path)));
+		direct_io_refused = true;
+		fd = open(path, flags, pg_file_create_mode);
+	}
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open index file \"%s\": %m", path)));
+	if (l->fd[tier] >= 0)
+		close(l->fd[tier]);
+	l->fd[tier] = fd;
+	pfree(path);
+	return fd;
+}
+
+int
+hi_log_fd(HiIndexShared *sh)
+{
+	HiLocalFds *l = local_fds_for(sh);
+
+	if (l->fd[HI_FD_LOG] < 0)
+	{
+		char	   *path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+										sh->spcoid[HI_TIER_FLASH], sh->relnumber, "log");
+		int			fd = open(path, O_RDWR | O_CREAT | PG_BINARY, pg_file_create_mode);
+
+		if (fd < 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not open index log \"%s\": %m", path)));
+		l->fd[HI_FD_LOG] = fd;
+		pfree(path);
+	}
+	return l->fd[HI_FD_LOG];
+}
+
+void
+hi_fsync_dir_of(const char *path)
+{
+	char	   *dir = pstrdup(path);
+	char	   *slash = strrchr(dir, '/');
+
+	if (slash)
+	{
+		*slash = '\0';
+		fsync_fname(dir, true);
+	}
+	pfree(dir);
+}
+
+/* Write a whole file atomically and durably: temp file, fsync, rename */
+void
+hi_durable_write_file(const char *path, const char *data, Size len)
+{
+	char	   *tmp = psprintf("%s.tmp", path);
+	int			fd;
+	Size		done = 0;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m", tmp)));
+	while (done < len)
+	{
+		ssize_t		w = write(fd, data + done, len - done);
+
+		if (w < 0)
+		{
+			int			save_errno = errno;
+
+			close(fd);
+			unlink(tmp);
+			errno = save_errno;
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not write file \"%s\": %m", tmp)));
+		}
+		done += w;
+	}
+	if (pg_fsync(fd) != 0)
+	{
+		int			save_errno = errno;
+
+		close(fd);
+		errno = save_errno;
+		ereport(data_sync_elevel(ERROR),
+				(errcode_for_file_access(),
+				 errmsg("could not fsync file \"%s\": %m", tmp)));
+	}
+	close(fd);
+	durable_rename(tmp, path, ERROR);
+	pfree(tmp);
+}
+
+char *
+hi_read_whole_file(const char *path, Size *len)
+{
+	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
+	struct stat st;
+	char	   *buf;
+	Size		done = 0;
+
+	if (fd < 0)
+	{
+		if (errno == ENOENT)
+			return NULL;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", path)));
+	}
+	if (fstat(fd, &st) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not stat file \"%s\": %m", path)));
+	buf = palloc_extended(st.st_size + 1, MCXT_ALLOC_HUGE);
+	while (done < (Size) st.st_size)
+	{
+		ssize_t		r = read(fd, buf + done, st.st_size - done);
+
+		if (r < 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read file \"%s\": %m", path)));
+		if (r == 0)
+			break;
+		done += r;
+	}
+	close(fd);
+	*len = done;
+	return buf;
+}
+
+/*
+ * Create the files of a freshly built relfilenode (truncating leftovers,
+ * e.g. when TRUNCATE rebuilds an index created in the same transaction)
+ * and have them removed if the transaction aborts.
+ */
+void
+hi_files_create(HiIndexShared *sh)
+{
+	HiPendingOp *op;
+	int			tier;
+	char	   *logpath;
+	int			fd;
+
+	for (tier = 0; tier < HI_NUM_TIERS; tier++)
+	{
+		char	   *path;
+
+		if (!OidIsValid(sh->spcoid[tier]))
+			continue;
+		TablespaceCreateDbspace(sh->spcoid[tier], sh->dboid, false);
+		(void) hi_file_open(sh, tier, true);
+		path = hi_slot_path(sh, tier);
+		hi_fsync_dir_of(path);
+		pfree(path);
+	}
+	logpath = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+						   sh->spcoid[HI_TIER_FLASH], sh->relnumber, "log");
+	fd = open(logpath, O_RDWR | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
+	if (fd < 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not create index log \"%s\": %m", logpath)));
+	close(fd);
+	pfree(logpath);
+
+	op = MemoryContextAlloc(TopMemoryContext, sizeof(HiPendingOp));
+	op->dboid = sh->dboid;
+	op->flashspc = sh->spcoid[HI_TIER_FLASH];
+	op->relnumber = sh->relnumber;
+	op->at_commit = false;
+	op->nest_level = GetCurrentTransactionNestLevel();
+	op->next = pending_ops;
+	pending_ops = op;
+}
+
+/* Close this backend's descriptors of a slot */
+void
+hi_files_forget(HiIndexShared *sh)
+{
+	(void) local_fds_for(sh);
+	if (local_fds)
+	{
+		HiLocalFds *l = &local_fds[sh - hi_shared->indexes];
+		int			k;
+
+		for (k = 0; k < HI_FD_KINDS; k++)
+		{
+			if (l->fd[k] >= 0)
+				close(l->fd[k]);
+			l->fd[k] = -1;
+		}
+	}
+}
+
+typedef void (*hi_dir_fn) (const char *dir, Oid spcoid, void *arg);
+
+/* Call fn for the directory of the current database in every tablespace */
+static void
+foreach_db_dir(Oid dboid, hi_dir_fn fn, void *arg)
+{
+	char	   *dbpath = GetDatabasePath(dboid, DEFAULTTABLESPACE_OID);
+	char	   *dir = psprintf("%s/%s", DataDir, dbpath);
+	DIR		   *tsdir;
+	struct dirent *de;
+
+	fn(dir, DEFAULTTABLESPACE_OID, arg);
+	pfree(dir);
+	pfree(dbpath);
+
+	tsdir = AllocateDir("pg_tblspc");
+	while ((de = ReadDir(tsdir, "pg_tblspc")) != NULL)
+	{
+		Oid			spc = (Oid) strtoul(de->d_name, NULL, 10);
+		struct stat st;
+
+		if (spc == InvalidOid)
+			continue;
+		dbpath = GetDatabasePath(dboid, spc);
+		dir = psprintf("%s/%s", DataDir, dbpath);
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+			fn(dir, spc, arg);
+		pfree(dir);
+		pfree(dbpath);
+	}
+	FreeDir(tsdir);
+}
+
+typedef struct UnlinkArg
+{
+	Oid			flashspc;
+	Oid			relnumber;
+} UnlinkArg;
+
+static void
+unlink_set_in_dir(const char *dir, Oid spcoid, void *arg)
+{
+	UnlinkArg  *ua = (UnlinkArg *) arg;
+	char		prefix[64];
+	DIR		   *d;
+	struct dirent *de;
+	bool		removed = false;
+
+	snprintf(prefix, sizeof(prefix), "hyb_%u_%u.", ua->flashspc, ua->relnumber);
+	d = AllocateDir(dir);
+	if (d == NULL)
+		return;
+	while ((de = ReadDirExtended(d, dir, LOG)) != NULL)
+	{
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+		{
+			char	   *path = psprintf("%s/%s", dir, de->d_name);
+
+			if (unlink(path) != 0 && errno != ENOENT)
+				ereport(WARNING,
+						(errcode_for_file_access(),
+						 errmsg("could not remove index file \"%s\": %m", path)));
+			removed = true;
+			pfree(path);
+		}
+	}
+	FreeDir(d);
+	if (removed)
+		fsync_fname_ext(dir, true, true, LOG);
+}
+
+static void
+remove_file_set(Oid dboid, Oid flashspc, Oid relnumber)
+{
+	UnlinkArg	ua;
+
+	/* forget cached pages first: nothing may be written back to them */
+	hi_slot_release(dboid, relnumber);
+	ua.flashspc = flashspc;
+	ua.relnumber = relnumber;
+	foreach_db_dir(dboid, unlink_set_in_dir, &ua);
+}
+
+static void
+schedule_removal_at_commit(Oid flashspc, Oid relnumber)
+{
+	HiPendingOp *op;
+
+	for (op = pending_ops; op; op = op->next)
+		if (op->at_commit && op->flashspc == flashspc && op->relnumber == relnumber)
+			return;
+	op = MemoryContextAlloc(TopMemoryContext, sizeof(HiPendingOp));
+	op->dboid = MyDatabaseId;
+	op->flashspc = flashspc;
+	op->relnumber = relnumber;
+	op->at_commit = true;
+	op->nest_level = GetCurrentTransactionNestLevel();
+	op->next = pending_ops;
+	pending_ops = op;
+}
+
+/* DROP of an index: its current files go when the transaction commits */
+void
+hi_files_schedule_drop(Oid indexoid)
+{
+	Relation	rel = RelationIdGetRelation(indexoid);
+
+	if (!RelationIsValid(rel))
+		return;
+	schedule_removal_at_commit(rel->rd_node.spcNode, rel->rd_node.relNode);
+	RelationClose(rel);
+}
+
+typedef struct OldSetArg
+{
+	Oid			indexoid;
+	Oid			keep_flashspc;
+	Oid			keep_relnumber;
+} OldSetArg;
+
+static void
+find_old_sets_in_dir(const char *dir, Oid spcoid, void *arg)
+{
+	OldSetArg  *oa = (OldSetArg *) arg;
+	DIR		   *d;
+	struct dirent *de;
+
+	d = AllocateDir(dir);
+	if (d == NULL)
+		return;
+	while ((de = ReadDirExtended(d, dir, LOG)) != NULL)
+	{
+		unsigned int fs,
+					rn;
+		char		suffix[16];
+		char	   *path;
+		Oid			owner;
+
+		if (sscanf(de->d_name, "hyb_%u_%u.%15s", &fs, &rn, suffix) != 3 ||
+			strcmp(suffix, "map") != 0)
+			continue;
+		if (fs == oa->keep_flashspc && rn == oa->keep_relnumber)
+			continue;
+		path = psprintf("%s/%s", dir, de->d_name);
+		owner = hi_map_read_owner(path);
+		pfree(path);
+		if (owner != oa->indexoid)
+			continue;
+		/* still the storage of some relation (e.g. a swapped index)? */
+		if (OidIsValid(RelidByRelfilenode(fs == MyDatabaseTableSpace ? 0 : fs, rn)))
+			continue;
+		schedule_removal_at_commit(fs, rn);
+	}
+	FreeDir(d);
+}
+
+/*
+ * An index got a new relfilenode (REINDEX, TRUNCATE, VACUUM FULL, CLUSTER):
+ * the previous files of the same index go when the transaction commits.
+ * Old file sets are recognised by the owner recorded in their map file and
+ * by no relation using their relfilenode any more.
+ */
+void
+hi_files_schedule_old_removal(Oid indexoid, Oid keep_flashspc, Oid keep_relnumber)
+{
+	OldSetArg	oa;
+
+	oa.indexoid = indexoid;
+	oa.keep_flashspc = keep_flashspc;
+	oa.keep_relnumber = keep_relnumber;
+	foreach_db_dir(MyDatabaseId, find_old_sets_in_dir, &oa);
+}
+
+bool
+hi_files_pending(void)
+{
+	return pending_ops != NULL;
+}
+
+void
+hi_files_at_xact_end(bool commit)
+{
+	HiPendingOp *op = pending_ops;
+
+	/* detach the list first: an error below must not loop forever */
+	pending_ops = NULL;
+	while (op)
+	{
+		HiPendingOp *next = op->next;
+
+		if (op->at_commit == commit)
+			remove_file_set(op->dboid, op->flashspc, op->relnumber);
+		pfree(op);
+		op = next;
+	}
+}
+
+void
+hi_files_at_subxact_end(bool commit, SubTransactionId mySubid,
+						SubTransactionId parentSubid)
+{
+	int			level = GetCurrentTransactionNestLevel();
+	HiPendingOp **prev = &pending_ops;
+	HiPendingOp *op;
+
+	while ((op = *prev) != NULL)
+	{
+		if (op->nest_level >= level)
+		{
+			if (commit)
+				op->nest_level = level - 1;
+			else
+			{
+				/* rolled back: undo creations now, forget drops */
+				*prev = op->next;
+				if (!op->at_commit)
+					remove_file_set(op->dboid, op->flashspc, op->relnumber);
+				pfree(op);
+				continue;
+			}
+		}
+		prev = &op->next;
+	}
+}
