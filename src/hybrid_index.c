@@ -12,11 +12,15 @@
 
 #include "access/xact.h"
 #include "catalog/objectaccess.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "nodes/parsenodes.h"
+#include "tcop/utility.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "access/htup_details.h"
 #include "utils/lsyscache.h"
+#include "utils/builtins.h"
 #include "utils/syscache.h"
 
 #include "hybrid_index.h"
@@ -29,6 +33,7 @@ void		_PG_init(void);
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static object_access_hook_type prev_object_access_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility = NULL;
 
 static void
 hi_shmem_request_hook(void)
@@ -78,6 +83,52 @@ hi_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
 		hi_is_our_am(relation_am(objectId)))
 		hi_files_schedule_drop(objectId);
+}
+
+/*
+ * ALTER INDEX ... SET TABLESPACE would make PostgreSQL copy the (empty)
+ * main fork and leave our tier files behind; refuse it and point at
+ * REINDEX (TABLESPACE ...), which rebuilds the index in place.
+ */
+static void
+check_alter_tablespace(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+	Oid			relid;
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype != AT_SetTableSpace)
+			continue;
+		relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+		if (OidIsValid(relid) && hi_is_our_am(relation_am(relid)))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot move index \"%s\" with ALTER INDEX ... SET TABLESPACE",
+							stmt->relation->relname),
+					 errdetail("Its pages live in hybrid_index tier files, which this command would leave behind."),
+					 errhint("Use REINDEX (TABLESPACE new_tablespace) INDEX %s.",
+							 quote_identifier(stmt->relation->relname))));
+	}
+}
+
+static void
+hi_process_utility(PlannedStmt *pstmt, const char *queryString,
+				   bool readOnlyTree, ProcessUtilityContext context,
+				   ParamListInfo params, QueryEnvironment *queryEnv,
+				   DestReceiver *dest, QueryCompletion *qc)
+{
+	if (IsA(pstmt->utilityStmt, AlterTableStmt))
+		check_alter_tablespace((AlterTableStmt *) pstmt->utilityStmt);
+
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
+							 queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
 }
 
 static void
@@ -144,6 +195,8 @@ _PG_init(void)
 	shmem_startup_hook = hi_shmem_startup_hook;
 	prev_object_access_hook = object_access_hook;
 	object_access_hook = hi_object_access;
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = hi_process_utility;
 
 	RegisterXactCallback(hi_xact_callback, NULL);
 	RegisterSubXactCallback(hi_subxact_callback, NULL);

@@ -234,6 +234,7 @@ extern const char *hi_tier_suffix(int tier);
 extern int	hi_file_open(HiIndexShared *sh, int tier, bool create);
 extern int	hi_log_fd(HiIndexShared *sh);
 extern char *hi_slot_path(HiIndexShared *sh, int tier);
+extern bool hi_slot_files_exist(HiIndexShared *sh);
 extern void hi_files_create(HiIndexShared *sh);
 extern void hi_files_forget(HiIndexShared *sh);
 extern void hi_files_schedule_old_removal(Oid indexoid, Oid keep_flashspc,

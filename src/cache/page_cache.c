@@ -351,8 +351,12 @@ flush_frames(HiFrame *frames, int n)
 					done[j] = true;
 				}
 			}
-			/* a dropped or rebuilt index: its pages are just forgotten */
-			if (sh->in_use && sh->generation == tag.generation && sh->loaded)
+			/*
+			 * A dropped or rebuilt index, or one whose database was dropped
+			 * (its files are gone): its pages are just forgotten.
+			 */
+			if (sh->in_use && sh->generation == tag.generation && sh->loaded &&
+				hi_slot_files_exist(sh))
 				write_pages(sh, pages, cnt);
 		}
 	}

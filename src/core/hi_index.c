@@ -16,6 +16,7 @@
 #include "commands/tablespace.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "utils/acl.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -53,7 +54,18 @@ optane_spc(Relation index)
 		{
 			Oid			spc = get_tablespace_oid(name, false);
 
-			return spc == MyDatabaseTableSpace ? index->rd_node.spcNode : spc;
+			if (spc == index->rd_node.spcNode)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("optane_tablespace of index \"%s\" is its own tablespace \"%s\"",
+								RelationGetRelationName(index), name),
+						 errdetail("The fast tier must be a different tablespace than the flash tier."),
+						 errhint("Omit optane_tablespace to keep both tier files in the index's tablespace.")));
+			if (pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("permission denied for tablespace %s", name)));
+			return spc;
 		}
 	}
 	/* no fast tier named: its file lives beside the flash tier's */

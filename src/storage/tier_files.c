@@ -91,6 +91,18 @@ hi_slot_path(HiIndexShared *sh, int tier)
 						sh->relnumber, hi_tier_suffix(tier));
 }
 
+/* Do the index's files still exist (its database may have been dropped)? */
+bool
+hi_slot_files_exist(HiIndexShared *sh)
+{
+	char	   *path = hi_slot_path(sh, HI_TIER_FLASH);
+	struct stat st;
+	bool		exists = stat(path, &st) == 0;
+
+	pfree(path);
+	return exists;
+}
+
 /* Is O_DIRECT being used for data files in this backend? */
 bool
 hi_io_direct_ok(void)
