@@ -51,6 +51,25 @@ rt_leaf_capacity(uint32 page_size)
 	return (page_size - RT_HEADER_SIZE) / sizeof(RtLeafEntry);
 }
 
+/*
+ * Box arithmetic on the hot paths (ChooseSubtree runs it for every entry
+ * of every page on the way down), inlined and in double precision.
+ */
+static inline double
+rt_box_area(const HiBox *b)
+{
+	return ((double) b->xmax - b->xmin) * ((double) b->ymax - b->ymin);
+}
+
+static inline double
+rt_box_enlargement(const HiBox *a, const HiBox *b, double area_a)
+{
+	double		w = (double) Max(a->xmax, b->xmax) - Min(a->xmin, b->xmin);
+	double		h = (double) Max(a->ymax, b->ymax) - Min(a->ymin, b->ymin);
+
+	return w * h - area_a;
+}
+
 /* minimum fill of a page after a split (Guttman's m), 40 % */
 #define RT_MIN_FILL_PCT 40
 

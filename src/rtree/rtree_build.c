@@ -21,7 +21,7 @@
 #include "rtree/rtree.h"
 
 /* leave room in packed pages so the first inserts do not all split */
-#define RT_BUILD_FILL_PCT 90
+#define RT_BUILD_FILL_PCT 75
 
 typedef struct PageWriter
 {

@@ -55,8 +55,8 @@ choose_entry(const char *page, const HiBox *box)
 
 	for (i = 0; i < h->nentries; i++)
 	{
-		double		enl = hi_box_enlargement(&e[i].box, box);
-		double		area = hi_box_area(&e[i].box);
+		double		area = rt_box_area(&e[i].box);
+		double		enl = rt_box_enlargement(&e[i].box, box, area);
 
 		if (i == 0 || enl < best_enl || (enl == best_enl && area < best_area))
 		{
