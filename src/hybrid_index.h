@@ -267,6 +267,7 @@ extern void hi_pt_init(HiIndexShared *sh, uint32 npages_hint);
 extern void hi_pt_free(HiIndexShared *sh);
 extern uint32 hi_pt_get(HiIndexShared *sh, uint32 pageno);
 extern uint32 hi_pt_alloc_slot(HiIndexShared *sh, int tier);
+extern void hi_pt_unalloc_slot(HiIndexShared *sh, int tier, uint32 slot);
 extern void hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte);
 extern void hi_pt_release_pending(HiIndexShared *sh);
 extern void hi_pt_count(HiIndexShared *sh, uint64 *pages_per_tier);

@@ -306,7 +306,18 @@ write_pages(HiIndexShared *sh, char **pages, int n)
 				if (reqs[j].tier == reqs[i].tier)
 					reqs[j].path = p;
 		}
-	hi_io_batch(sh, reqs, n, true);
+	PG_TRY();
+	{
+		hi_io_batch(sh, reqs, n, true);
+	}
+	PG_CATCH();
+	{
+		/* the old versions stay current; give the new slots back */
+		for (i = 0; i < n; i++)
+			hi_pt_unalloc_slot(sh, HI_PTE_TIER(ptes[i]), HI_PTE_SLOT(ptes[i]));
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	for (i = 0; i < n; i++)
 		hi_pt_remap(sh, ((HiPageHeader *) pages[i])->pageno, ptes[i]);
 	pfree(reqs);
@@ -328,7 +339,9 @@ flush_frames(HiFrame *frames, int n)
 {
 	int			i;
 	char	  **pages = palloc(sizeof(char *) * n);
-	bool	   *done = palloc0(sizeof(bool) * n);
+	int		   *members = palloc(sizeof(int) * n);
+	bool	   *grouped = palloc0(sizeof(bool) * n);
+	bool	   *written = palloc0(sizeof(bool) * n);
 
 	PG_TRY();
 	{
@@ -339,18 +352,20 @@ flush_frames(HiFrame *frames, int n)
 			int			cnt = 0;
 			int			j;
 
-			if (done[i])
+			if (grouped[i])
 				continue;
 			for (j = i; j < n; j++)
 			{
 				HiFrameTag	t2 = descs[frames[j]].tag;
 
-				if (!done[j] && t2.slotno == tag.slotno && t2.generation == tag.generation)
+				if (!grouped[j] && t2.slotno == tag.slotno && t2.generation == tag.generation)
 				{
-					pages[cnt++] = hi_frame_data(frames[j]);
-					done[j] = true;
+					pages[cnt] = hi_frame_data(frames[j]);
+					members[cnt++] = j;
+					grouped[j] = true;
 				}
 			}
+
 			/*
 			 * A dropped or rebuilt index, or one whose database was dropped
 			 * (its files are gone): its pages are just forgotten.
@@ -358,16 +373,19 @@ flush_frames(HiFrame *frames, int n)
 			if (sh->in_use && sh->generation == tag.generation && sh->loaded &&
 				hi_slot_files_exist(sh))
 				write_pages(sh, pages, cnt);
+			for (j = 0; j < cnt; j++)
+				written[members[j]] = true;
 		}
 	}
 	PG_FINALLY();
 	{
+		/* frames whose write failed stay dirty: nothing is lost */
 		for (i = 0; i < n; i++)
 		{
 			HiFrameDesc *d = &descs[frames[i]];
 
 			SpinLockAcquire(&d->hdr);
-			if (done[i])
+			if (written[i])
 				d->flags &= ~FR_DIRTY;
 			d->flags &= ~FR_IO;
 			SpinLockRelease(&d->hdr);
@@ -375,7 +393,9 @@ flush_frames(HiFrame *frames, int n)
 	}
 	PG_END_TRY();
 	pfree(pages);
-	pfree(done);
+	pfree(members);
+	pfree(grouped);
+	pfree(written);
 }
 
 /*
@@ -480,6 +500,43 @@ return_victim(HiFrame f)
 }
 
 /*
+ * Write-behind: a dirty victim costs a write anyway, so the frames the
+ * clock hand will reach next that are dirty and cold go out in the same
+ * batch (like PostgreSQL's background writer, but as one psync batch).
+ * Returns the victims followed by the extra frames, all pinned with FR_IO.
+ */
+static HiFrame *
+collect_write_behind(HiFrame *dirty, int ndirty, int *nextra)
+{
+	int			depth = Max(hi_io_depth, 1);
+	HiFrame    *all = palloc(sizeof(HiFrame) * (ndirty + depth));
+	uint32		hand = pg_atomic_read_u32(&ctl->clock);
+	int			look;
+
+	memcpy(all, dirty, sizeof(HiFrame) * ndirty);
+	*nextra = 0;
+	for (look = 0; look < 4 * depth && ndirty + *nextra < depth; look++)
+	{
+		HiFrame		f = (hand + look) % ctl->nframes;
+		HiFrameDesc *d = &descs[f];
+
+		SpinLockAcquire(&d->hdr);
+		if (d->refcount == 0 && d->usage <= 1 &&
+			(d->flags & (FR_DIRTY | FR_IO | FR_TAG_VALID)) == (FR_DIRTY | FR_TAG_VALID))
+		{
+			d->refcount++;
+			d->flags |= FR_IO;
+			SpinLockRelease(&d->hdr);
+			local_pins[f]++;
+			all[ndirty + (*nextra)++] = f;
+			continue;
+		}
+		SpinLockRelease(&d->hdr);
+	}
+	return all;
+}
+
+/*
  * Get n clean, detached, pinned frames for pages of idx.  Dirty victims are
  * written out together first.
  */
@@ -516,7 +573,23 @@ get_free_frames(HiIndex *idx, HiFrame *out, int n)
 				dirty[ndirty++] = f;
 		}
 		if (ndirty > 0)
-			flush_frames(dirty, ndirty);
+		{
+			int			nextra = 0;
+			HiFrame    *all = collect_write_behind(dirty, ndirty, &nextra);
+
+			PG_TRY();
+			{
+				flush_frames(all, ndirty + nextra);
+			}
+			PG_FINALLY();
+			{
+				/* write-behind frames stay cached, now clean */
+				for (i = ndirty; i < ndirty + nextra; i++)
+					unpin(all[i]);
+			}
+			PG_END_TRY();
+			pfree(all);
+		}
 		for (i = 0; i < ncand; i++)
 			if (detach_victim(cand[i]))
 				out[got++] = cand[i];

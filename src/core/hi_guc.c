@@ -10,7 +10,7 @@
 
 int			hi_cache_size_mb = 128;
 int			hi_max_page_size = HI_PAGE_SIZE_DEFAULT;
-int			hi_max_indexes = 64;
+int			hi_max_indexes = 256;
 int			hi_io_method = HI_IO_URING;
 int			hi_io_depth = 64;
 int			hi_checkpoint_log_kb = 65536;
@@ -51,7 +51,7 @@ hi_define_gucs(void)
 							PGC_POSTMASTER, GUC_UNIT_BYTE, check_max_page_size, NULL, NULL);
 	DefineCustomIntVariable("hybrid_index.max_indexes",
 							"Number of hybrid_index indexes that can be open at once in the whole server.",
-							NULL, &hi_max_indexes, 64, 4, 4096,
+							NULL, &hi_max_indexes, 256, 4, 65536,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomEnumVariable("hybrid_index.io_method",
 							 "How index pages are read and written: io_uring batches or synchronous calls.",

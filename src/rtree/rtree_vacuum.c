@@ -47,68 +47,129 @@ vacuum_page(HiIndex *idx, HiFrame f, IndexBulkDeleteCallback callback,
 	return removed;
 }
 
+/* Logical ids of every leaf, read under tree_lock in shared mode */
+static uint32 *
+collect_leaves(HiIndex *idx, Size *nleaves, uint64 *split_seen, bool locked)
+{
+	HiIndexShared *sh = idx->sh;
+	uint32	   *cur;
+	Size		ncur = 1;
+	int			level;
+	int			chunk = Max(hi_io_depth, 1);
+	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
+
+	if (!locked)
+		LWLockAcquire(&sh->tree_lock, LW_SHARED);
+	*split_seen = pg_atomic_read_u64(&sh->split_count);
+	cur = palloc(sizeof(uint32));
+	cur[0] = sh->meta.root;
+	for (level = sh->meta.height - 1; level > 0; level--)
+	{
+		uint32	   *next = palloc_extended(sizeof(uint32) * ncur *
+										   rt_internal_capacity(idx->page_size),
+										   MCXT_ALLOC_HUGE);
+		Size		nnext = 0;
+		Size		start;
+
+		for (start = 0; start < ncur; start += chunk)
+		{
+			int			n = (int) Min((Size) chunk, ncur - start);
+			int			i,
+						k;
+
+			hi_cache_read_batch(idx, cur + start, n, frames);
+			for (i = 0; i < n; i++)
+			{
+				char	   *page = hi_frame_data(frames[i]);
+
+				for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
+					next[nnext++] = RT_INTERNAL(page)[k].child;
+				hi_frame_release(frames[i]);
+			}
+		}
+		pfree(cur);
+		cur = next;
+		ncur = nnext;
+	}
+	if (!locked)
+		LWLockRelease(&sh->tree_lock);
+	pfree(frames);
+	*nleaves = ncur;
+	return cur;
+}
+
+/*
+ * VACUUM: remove the entries whose heap tuples are dead.  Leaves are
+ * processed a batch at a time under tree_lock held exclusively, so inserts
+ * and scans proceed between batches.  A split in between may have moved
+ * entries of a leaf not yet processed to a page we do not know: then the
+ * pass starts over (what was removed stays removed); after a few restarts
+ * the last pass keeps the lock throughout.
+ */
 void
 rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
 			   double *tuples_removed, double *tuples_remaining)
 {
 	HiIndexShared *sh = idx->sh;
 	HiMeta	   *meta = &sh->meta;
-	uint32	   *cur;
-	Size		ncur = 1;
-	int			level;
 	int			chunk = Max(hi_io_depth, 1);
 	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
 	uint32		pageno;
 	int			removed;
 	uint64		upto;
+	int			restarts = 0;
+	bool		hold = false;
 
 	*tuples_removed = 0;
-	*tuples_remaining = 0;
 
-	LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
-	cur = palloc(sizeof(uint32));
-	cur[0] = meta->root;
-	for (level = meta->height - 1; level >= 0; level--)
+	for (;;)
 	{
-		uint32	   *next = NULL;
-		Size		nnext = 0;
+		Size		nleaves;
+		uint64		split_seen;
+		uint32	   *leaves;
 		Size		start;
+		bool		restart = false;
 
-		if (level > 0)
-			next = palloc_extended(sizeof(uint32) * ncur *
-								   rt_internal_capacity(idx->page_size), MCXT_ALLOC_HUGE);
-		for (start = 0; start < ncur; start += chunk)
+		/* the last resort: one pass under the lock, nothing can move */
+		if (hold)
+			LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
+		leaves = collect_leaves(idx, &nleaves, &split_seen, hold);
+		*tuples_remaining = 0;
+		for (start = 0; start < nleaves && !restart; start += chunk)
 		{
-			int			n = (int) Min((Size) chunk, ncur - start);
+			int			n = (int) Min((Size) chunk, nleaves - start);
 			int			i;
 
-			hi_cache_read_batch(idx, cur + start, n, frames);
+			if (!hold)
+				LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
+			if (pg_atomic_read_u64(&sh->split_count) != split_seen)
+			{
+				restart = true;
+				LWLockRelease(&sh->tree_lock);
+				break;
+			}
+			hi_cache_read_batch(idx, leaves + start, n, frames);
 			for (i = 0; i < n; i++)
 			{
-				char	   *page = hi_frame_data(frames[i]);
-				int			k;
-
-				if (level > 0)
-				{
-					for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
-						next[nnext++] = RT_INTERNAL(page)[k].child;
-				}
-				else
-				{
-					removed = vacuum_page(idx, frames[i], callback, cb_state,
-										  tuples_remaining);
-					*tuples_removed += removed;
-					meta->nentries -= removed;
-				}
+				removed = vacuum_page(idx, frames[i], callback, cb_state,
+									  tuples_remaining);
+				*tuples_removed += removed;
+				meta->nentries -= removed;
 				hi_frame_release(frames[i]);
 			}
+			if (!hold)
+				LWLockRelease(&sh->tree_lock);
 			vacuum_delay_point();
 		}
-		pfree(cur);
-		cur = next;
-		ncur = nnext;
+		pfree(leaves);
+		if (!restart)
+			break;
+		if (++restarts >= 3)
+			hold = true;
 	}
 
+	if (!hold)
+		LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
 	pageno = meta->null_head;
 	while (pageno != HI_INVALID_PAGE)
 	{

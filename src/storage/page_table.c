@@ -140,6 +140,21 @@ hi_pt_alloc_slot(HiIndexShared *sh, int tier)
 	return s;
 }
 
+/* Give back a slot taken by hi_pt_alloc_slot whose write failed */
+void
+hi_pt_unalloc_slot(HiIndexShared *sh, int tier, uint32 slot)
+{
+	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
+	if (slot < sh->nslots[tier] && slot_array(sh, tier)[slot] == HI_SLOT_USED)
+	{
+		slot_array(sh, tier)[slot] = HI_SLOT_FREE;
+		sh->used_slots[tier]--;
+		if (slot < sh->free_hint[tier])
+			sh->free_hint[tier] = slot;
+	}
+	LWLockRelease(&sh->map_lock);
+}
+
 /* Point a page at a new slot; its old slot waits for the next checkpoint */
 void
 hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte)
