@@ -42,7 +42,7 @@ hi_index_options(Relation index)
 }
 
 static Oid
-optane_spc(Relation index)
+optane_spc(Relation index, bool creating)
 {
 	HiIndexOptions *opts = hi_index_options(index);
 
@@ -54,6 +54,8 @@ optane_spc(Relation index)
 		{
 			Oid			spc = get_tablespace_oid(name, false);
 
+			if (!creating)
+				return spc;
 			if (spc == index->rd_node.spcNode)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -167,7 +169,7 @@ claim_slot(Relation index)
 		sh->relnumber = relnumber;
 		sh->indexoid = RelationGetRelid(index);
 		sh->spcoid[HI_TIER_FLASH] = index->rd_node.spcNode;
-		sh->spcoid[HI_TIER_OPTANE] = optane_spc(index);
+		sh->spcoid[HI_TIER_OPTANE] = optane_spc(index, false);
 		sh->budget_frames = 0;
 		pg_atomic_write_u32(&sh->nframes, 0);
 		sh->in_use = true;
@@ -285,9 +287,11 @@ hi_index_create(Relation index, HiAmKind am)
 	HiIndexOptions *opts = hi_index_options(index);
 	int			page_size = opts ? opts->page_size : HI_PAGE_SIZE_DEFAULT;
 	HiIndex    *idx;
+	Oid			fastspc;
 
 	hi_check_preloaded();
 	hi_error_if_recovery(index);
+	fastspc = optane_spc(index, true);
 	if (page_size > hi_max_page_size)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -304,7 +308,7 @@ hi_index_create(Relation index, HiAmKind am)
 	LWLockRelease(&hi_shared->registry_lock);
 	hi_files_forget(sh);
 	reset_slot_state(sh);
-	sh->spcoid[HI_TIER_OPTANE] = optane_spc(index);
+	sh->spcoid[HI_TIER_OPTANE] = fastspc;
 	sh->indexoid = RelationGetRelid(index);
 	sh->meta.magic = HI_META_MAGIC;
 	sh->meta.version = HI_META_VERSION;
