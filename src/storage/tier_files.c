@@ -313,6 +313,16 @@ hi_files_create(HiIndexShared *sh)
 	char	   *logpath;
 	int			fd;
 
+	/* registered first: whatever happens below is undone on abort */
+	op = MemoryContextAlloc(TopMemoryContext, sizeof(HiPendingOp));
+	op->dboid = sh->dboid;
+	op->flashspc = sh->spcoid[HI_TIER_FLASH];
+	op->relnumber = sh->relnumber;
+	op->at_commit = false;
+	op->nest_level = GetCurrentTransactionNestLevel();
+	op->next = pending_ops;
+	pending_ops = op;
+
 	for (tier = 0; tier < HI_NUM_TIERS; tier++)
 	{
 		char	   *path;
@@ -334,15 +344,6 @@ hi_files_create(HiIndexShared *sh)
 				 errmsg("could not create index log \"%s\": %m", logpath)));
 	close(fd);
 	pfree(logpath);
-
-	op = MemoryContextAlloc(TopMemoryContext, sizeof(HiPendingOp));
-	op->dboid = sh->dboid;
-	op->flashspc = sh->spcoid[HI_TIER_FLASH];
-	op->relnumber = sh->relnumber;
-	op->at_commit = false;
-	op->nest_level = GetCurrentTransactionNestLevel();
-	op->next = pending_ops;
-	pending_ops = op;
 }
 
 /* Close this backend's descriptors of a slot */
