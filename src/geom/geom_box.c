@@ -820,6 +820,11 @@ hi_box_has_nan(const HiBox *a)
  * either computation) plus 2^-40 of the largest coordinate magnitude (the
  * absolute error PostGIS's point-segment formulas can make on cancelling
  * coordinates).  Far below float granularity, so it costs no pruning.
+ *
+ * This cannot cover geometries whose PostGIS box does not enclose them
+ * (a NaN vertex is skipped by the min/max) or ST_Distance's own errors on
+ * some arcs; the box has to be PostGIS's for the predicates, and PostGIS's
+ * GiST kNN has the same exposure.
  */
 double
 hi_box_distance(const HiBox *a, const HiBox *b)

@@ -67,7 +67,11 @@ extern bool hi_box_has_nan(const HiBox *a);
  * boxes came from: it is shaved by a tiny relative and magnitude-scaled
  * margin so that rounding in either computation can never make it exceed
  * the rechecked distance.  NULL (EMPTY) gives +Infinity; a box with NaN
- * gives 0.
+ * gives 0.  Caveat, shared with PostGIS's own GiST kNN since the box must
+ * be PostGIS's: a geometry whose PostGIS box does not enclose it (NaN
+ * vertices, which the box skips) or for which ST_Distance itself errs
+ * (it returns 0 for some full-circle and huge-radius arcs) can still see
+ * ST_Distance below this bound.
  */
 extern double hi_box_distance(const HiBox *a, const HiBox *b);
 

@@ -66,6 +66,12 @@ rt_internal_consistent(const RtQual *quals, int nquals, const HiBox *box)
 	{
 		const HiBox *q = &quals[i].box;
 
+		/*
+		 * PostGIS treats a box with NaN as empty, and EMPTY ~= EMPTY holds:
+		 * such a query can match entries no internal box encloses.
+		 */
+		if (hi_box_has_nan(q))
+			continue;
 		switch (quals[i].strategy)
 		{
 			case RT_STRATEGY_OVERLAP:
