@@ -21,3 +21,6 @@ EXTRA_CLEAN = results regression.diffs regression.out tmp_check log
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# every object depends on every header: the tree is small, rebuilds are cheap
+$(OBJS): $(wildcard src/*.h src/*/*.h)

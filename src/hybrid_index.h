@@ -44,8 +44,12 @@ typedef enum HiAmKind
 typedef enum HiPlacement
 {
 	HI_PLACEMENT_NONE = 0,		/* every page on flash: the papers' R-tree */
-	HI_PLACEMENT_UPPER = 1		/* non-leaf pages on the fast tier: sHR-tree */
+	HI_PLACEMENT_UPPER = 1,		/* non-leaf pages on the fast tier: sHR-tree */
+	HI_PLACEMENT_WMA = 2,		/* upper + hot leaves by WMA score: HyR-tree */
+	HI_PLACEMENT_RANDOM = 3		/* upper + as many random leaves: rHyR-tree */
 } HiPlacement;
+
+#define HI_WMA_MAX_EPOCHS	10
 
 typedef enum HiIoMethod
 {
@@ -64,6 +68,10 @@ extern bool hi_emulate_devices;
 extern int	hi_dev_read_us[HI_NUM_TIERS];
 extern int	hi_dev_write_us[HI_NUM_TIERS];
 extern int	hi_dev_parallelism[HI_NUM_TIERS];
+extern int	hi_epoch_size;
+extern int	hi_wma_epochs;
+extern double hi_wma_threshold;
+extern int	hi_score_table_entries;
 
 extern void hi_define_gucs(void);
 
@@ -120,11 +128,18 @@ typedef struct HiTierCounters
 	pg_atomic_uint64 io_time_us;
 } HiTierCounters;
 
-/* Page table entries: tier in the top bit, slot + 1 below (0 = no slot) */
+/*
+ * Page table entries: tier in the top bit, a flag for non-leaf pages (so
+ * placement policies can find leaves without reading pages), and slot + 1
+ * below (0 = no slot yet).
+ */
 #define HI_PTE_TIER(e)		((int) ((e) >> 31))
-#define HI_PTE_SLOT(e)		((uint32) (((e) & 0x7FFFFFFF) - 1))
-#define HI_PTE_MAKE(t, s)	((((uint32) (t)) << 31) | ((s) + 1))
-#define HI_PTE_MAPPED(e)	(((e) & 0x7FFFFFFF) != 0)
+#define HI_PTE_UPPER(e)		((bool) (((e) >> 30) & 1))
+#define HI_PTE_SLOT(e)		((uint32) (((e) & 0x3FFFFFFF) - 1))
+#define HI_PTE_MAKE(t, s, upper) \
+	((((uint32) (t)) << 31) | ((uint32) ((upper) ? 1 : 0) << 30) | ((s) + 1))
+#define HI_PTE_MAPPED(e)	(((e) & 0x3FFFFFFF) != 0)
+#define HI_MAX_SLOTS		0x3FFFFFF0
 
 /* slot states in a tier's slot map */
 #define HI_SLOT_FREE		0
@@ -149,6 +164,8 @@ typedef struct HiIndexShared
 	LWLock		log_lock;		/* log appends */
 	LWLock		flush_lock;		/* log fsync: one flusher, others wait */
 	LWLock		load_lock;		/* loading / recovery at first use */
+	LWLock		ckpt_lock;		/* page writes shared, checkpoint exclusive */
+	LWLock		place_lock;		/* end-of-epoch processing */
 
 	bool		loaded;
 	bool		building;		/* ambuild in progress; nothing to load */
@@ -171,6 +188,23 @@ typedef struct HiIndexShared
 	uint64		log_insert;		/* protected by log_lock */
 	uint64		log_flushed;	/* protected by flush_lock */
 	uint64		log_base;		/* LSN at file offset 0 */
+
+	/* placement policy (policy/placement.c) */
+	int			epoch_size;		/* node reads per epoch */
+	int			wma_epochs;		/* t */
+	double		wma_threshold;	/* N-th percentile */
+	uint32		optane_capacity;	/* pages, 0 = unlimited */
+	pg_atomic_uint64 epoch_reads;
+	uint64		epoch_no;		/* protected by place_lock */
+	double		threshold;		/* T for the current epoch */
+	bool		have_threshold;
+	uint32		scored_leaves;	/* leaves with a score last epoch */
+	float		score_min;
+	float		score_median;
+	float		score_max;
+	pg_atomic_uint64 migrations_up;
+	pg_atomic_uint64 migrations_down;
+	pg_atomic_uint64 random_quota;	/* rHyR-tree: leaves WMA would move */
 
 	HiTierCounters tiers[HI_NUM_TIERS];
 	pg_atomic_uint64 cache_hits;
@@ -213,6 +247,10 @@ typedef struct HiIndexOptions
 	int			placement;
 	int			buffer_size;	/* kB, 0 = share the whole cache */
 	int			optane_tablespace;	/* offset of the name, 0 = none */
+	int			epoch_size;		/* -1: hybrid_index.epoch_size */
+	int			wma_epochs;		/* -1: hybrid_index.wma_epochs */
+	double		wma_threshold;	/* -1: hybrid_index.wma_threshold */
+	int			optane_capacity;	/* kB, 0 = unlimited */
 } HiIndexOptions;
 
 typedef struct HiLogRecord HiLogRecord;
@@ -268,6 +306,9 @@ extern void hi_pt_free(HiIndexShared *sh);
 extern uint32 hi_pt_get(HiIndexShared *sh, uint32 pageno);
 extern uint32 hi_pt_alloc_slot(HiIndexShared *sh, int tier);
 extern void hi_pt_unalloc_slot(HiIndexShared *sh, int tier, uint32 slot);
+extern bool hi_pt_remap_if(HiIndexShared *sh, uint32 pageno, uint32 expect,
+						   uint32 new_pte);
+extern uint32 *hi_pt_collect(HiIndexShared *sh, int tier, bool leaves, Size *n);
 extern void hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte);
 extern void hi_pt_release_pending(HiIndexShared *sh);
 extern void hi_pt_count(HiIndexShared *sh, uint64 *pages_per_tier);
@@ -279,6 +320,7 @@ typedef int HiFrame;			/* frame number; -1 = none */
 extern Size hi_cache_shmem_size(void);
 extern void hi_cache_shmem_init(bool found);
 extern HiFrame hi_cache_read(HiIndex *idx, uint32 pageno);
+extern int	hi_cache_batch_limit(HiIndex *idx);
 extern void hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n,
 								HiFrame *frames);
 extern HiFrame hi_cache_new_page(HiIndex *idx, uint32 pageno);
@@ -293,7 +335,24 @@ extern void hi_page_write_direct(HiIndexShared *sh, char **pages, int n);
 extern uint32 hi_page_checksum(const char *page, uint32 page_size);
 extern void hi_page_verify(HiIndexShared *sh, const char *page, uint32 pageno,
 						   uint32 pte);
-extern int	hi_tier_for_page(HiIndexShared *sh, const char *page);
+
+/* ---- storage/tier_move.c ---- */
+extern int	hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier);
+
+/* ---- policy/placement.c ---- */
+extern Size hi_place_shmem_size(void);
+extern void hi_place_shmem_init(void);
+extern void hi_place_configure(HiIndexShared *sh, Relation index);
+extern void hi_place_note_reads(HiIndexShared *sh, int slotno, const uint32 *pagenos,
+								char *const *pages, int n);
+extern int	hi_place_write_tier(HiIndexShared *sh, int slotno, const char *page,
+								uint32 old_pte);
+extern bool hi_place_migrate_clean(HiIndexShared *sh, int slotno, const char *page,
+								   uint32 pte);
+extern void hi_place_forget(int slotno, uint32 generation);
+extern bool hi_place_suspended;
+extern double hi_place_score(HiIndexShared *sh, int slotno, uint32 pageno);
+extern char *hi_place_json(HiIndexShared *sh);
 
 /* ---- log/redo_log.c ---- */
 #define HI_LOG_INSERT	1

@@ -30,6 +30,8 @@ static relopt_kind hyrtree_relopt_kind;
 static relopt_enum_elt_def placement_values[] = {
 	{"none", HI_PLACEMENT_NONE},
 	{"upper", HI_PLACEMENT_UPPER},
+	{"wma", HI_PLACEMENT_WMA},
+	{"random", HI_PLACEMENT_RANDOM},
 	{NULL, 0}
 };
 
@@ -54,14 +56,26 @@ hyrtree_init(void)
 					  AccessExclusiveLock);
 	add_enum_reloption(hyrtree_relopt_kind, "placement",
 					   "Which pages live on the fast tier",
-					   placement_values, HI_PLACEMENT_NONE,
-					   "Valid values are \"none\" and \"upper\".",
+					   placement_values, HI_PLACEMENT_WMA,
+					   "Valid values are \"none\", \"upper\", \"wma\" and \"random\".",
 					   AccessExclusiveLock);
 	add_string_reloption(hyrtree_relopt_kind, "optane_tablespace",
 						 "Tablespace holding the fast (Optane) tier",
 						 "", validate_tablespace_name, AccessExclusiveLock);
 	add_int_reloption(hyrtree_relopt_kind, "buffer_size",
 					  "Cache budget of this index in kB (0: share the whole cache)",
+					  0, 0, INT_MAX, AccessExclusiveLock);
+	add_int_reloption(hyrtree_relopt_kind, "epoch_size",
+					  "Node reads per placement epoch (-1: hybrid_index.epoch_size)",
+					  -1, -1, INT_MAX, AccessExclusiveLock);
+	add_int_reloption(hyrtree_relopt_kind, "wma_epochs",
+					  "Epochs in the moving average (-1: hybrid_index.wma_epochs)",
+					  -1, -1, HI_WMA_MAX_EPOCHS, AccessExclusiveLock);
+	add_real_reloption(hyrtree_relopt_kind, "wma_threshold",
+					   "Score percentile for migration (-1: hybrid_index.wma_threshold)",
+					   -1, -1, 100, AccessExclusiveLock);
+	add_int_reloption(hyrtree_relopt_kind, "optane_capacity",
+					  "Capacity of the fast tier in kB (0: unlimited)",
 					  0, 0, INT_MAX, AccessExclusiveLock);
 }
 
@@ -73,6 +87,10 @@ hyrtree_options(Datum reloptions, bool validate)
 		{"placement", RELOPT_TYPE_ENUM, offsetof(HiIndexOptions, placement)},
 		{"buffer_size", RELOPT_TYPE_INT, offsetof(HiIndexOptions, buffer_size)},
 		{"optane_tablespace", RELOPT_TYPE_STRING, offsetof(HiIndexOptions, optane_tablespace)},
+		{"epoch_size", RELOPT_TYPE_INT, offsetof(HiIndexOptions, epoch_size)},
+		{"wma_epochs", RELOPT_TYPE_INT, offsetof(HiIndexOptions, wma_epochs)},
+		{"wma_threshold", RELOPT_TYPE_REAL, offsetof(HiIndexOptions, wma_threshold)},
+		{"optane_capacity", RELOPT_TYPE_INT, offsetof(HiIndexOptions, optane_capacity)},
 	};
 	HiIndexOptions *opts;
 
@@ -80,6 +98,12 @@ hyrtree_options(Datum reloptions, bool validate)
 											   hyrtree_relopt_kind,
 											   sizeof(HiIndexOptions),
 											   tab, lengthof(tab));
+	if (opts && (opts->wma_epochs == 0 || (opts->wma_threshold >= 0 && opts->wma_threshold < 1) ||
+				 opts->epoch_size == 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid placement parameters"),
+				 errdetail("epoch_size and wma_epochs must be positive, wma_threshold between 1 and 100.")));
 	if (opts && (opts->page_size & (opts->page_size - 1)) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -254,17 +254,6 @@ hi_page_verify(HiIndexShared *sh, const char *page, uint32 pageno, uint32 pte)
 	}
 }
 
-/* Placement policy: the tier a page belongs on when it is written */
-int
-hi_tier_for_page(HiIndexShared *sh, const char *page)
-{
-	const HiPageHeader *h = (const HiPageHeader *) page;
-
-	if (sh->meta.placement == HI_PLACEMENT_UPPER && h->level > 0)
-		return HI_TIER_OPTANE;
-	return HI_TIER_FLASH;
-}
-
 /*
  * Write pages of one index copy-on-write: each into a fresh slot of the
  * tier it belongs on, in one batch, then point the page table at them.
@@ -276,50 +265,56 @@ write_pages(HiIndexShared *sh, char **pages, int n)
 	uint32	   *ptes;
 	int			i;
 	uint32		psize = sh->meta.page_size;
+	int			slotno = sh - hi_shared->indexes;
+	char	   *paths[HI_NUM_TIERS] = {NULL, NULL};
 
 	if (n == 0)
 		return;
 	reqs = palloc(sizeof(HiIoReq) * n);
 	ptes = palloc(sizeof(uint32) * n);
-	for (i = 0; i < n; i++)
-	{
-		HiPageHeader *h = (HiPageHeader *) pages[i];
-		int			tier = hi_tier_for_page(sh, pages[i]);
-		uint32		slot = hi_pt_alloc_slot(sh, tier);
 
-		h->checksum = hi_page_checksum(pages[i], psize);
-		ptes[i] = HI_PTE_MAKE(tier, slot);
-		reqs[i].fd = hi_file_open(sh, tier, false);
-		reqs[i].tier = tier;
-		reqs[i].offset = (off_t) slot * psize;
-		reqs[i].buf = pages[i];
-		reqs[i].len = psize;
-		reqs[i].path = NULL;
-	}
-	for (i = 0; i < n; i++)
-		if (reqs[i].path == NULL)
-		{
-			char	   *p = hi_slot_path(sh, reqs[i].tier);
-			int			j;
-
-			for (j = i; j < n; j++)
-				if (reqs[j].tier == reqs[i].tier)
-					reqs[j].path = p;
-		}
+	/* a checkpoint waits for page writes in flight (see hi_index.c) */
+	LWLockAcquire(&sh->ckpt_lock, LW_SHARED);
 	PG_TRY();
 	{
-		hi_io_batch(sh, reqs, n, true);
-	}
-	PG_CATCH();
-	{
-		/* the old versions stay current; give the new slots back */
 		for (i = 0; i < n; i++)
-			hi_pt_unalloc_slot(sh, HI_PTE_TIER(ptes[i]), HI_PTE_SLOT(ptes[i]));
-		PG_RE_THROW();
+		{
+			HiPageHeader *h = (HiPageHeader *) pages[i];
+			int			tier = hi_place_write_tier(sh, slotno, pages[i],
+												   hi_pt_get(sh, h->pageno));
+			uint32		slot = hi_pt_alloc_slot(sh, tier);
+
+			h->checksum = hi_page_checksum(pages[i], psize);
+			ptes[i] = HI_PTE_MAKE(tier, slot, h->level > 0);
+			if (paths[tier] == NULL)
+				paths[tier] = hi_slot_path(sh, tier);
+			reqs[i].fd = hi_file_open(sh, tier, false);
+			reqs[i].tier = tier;
+			reqs[i].offset = (off_t) slot * psize;
+			reqs[i].buf = pages[i];
+			reqs[i].len = psize;
+			reqs[i].path = paths[tier];
+		}
+		PG_TRY();
+		{
+			hi_io_batch(sh, reqs, n, true);
+		}
+		PG_CATCH();
+		{
+			/* the old versions stay current; give the new slots back */
+			for (i = 0; i < n; i++)
+				hi_pt_unalloc_slot(sh, HI_PTE_TIER(ptes[i]), HI_PTE_SLOT(ptes[i]));
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		for (i = 0; i < n; i++)
+			hi_pt_remap(sh, ((HiPageHeader *) pages[i])->pageno, ptes[i]);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(&sh->ckpt_lock);
 	}
 	PG_END_TRY();
-	for (i = 0; i < n; i++)
-		hi_pt_remap(sh, ((HiPageHeader *) pages[i])->pageno, ptes[i]);
 	pfree(reqs);
 	pfree(ptes);
 }
@@ -441,6 +436,9 @@ clock_victim(int restrict_slot, bool *dirty)
 		if ((tries & 1023) == 1023)
 			CHECK_FOR_INTERRUPTS();
 	}
+	/* an index at its budget with every page pinned may borrow a frame */
+	if (restrict_slot >= 0)
+		return clock_victim(-1, dirty);
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 			 errmsg("no unpinned hybrid_index cache frame available"),
@@ -497,6 +495,43 @@ return_victim(HiFrame f)
 	d->usage = 0;
 	SpinLockRelease(&d->hdr);
 	unpin(f);
+}
+
+/*
+ * A clean victim that the placement policy wants on another tier (a hot
+ * leaf on flash, HyR-tree's Algorithm 2) is written out like a dirty one.
+ * We hold the only pin; FR_IO is set under the header lock only if that is
+ * still so, so nobody starts modifying the page while it is written.
+ */
+static bool
+migrate_clean_victim(HiFrame f)
+{
+	HiFrameDesc *d = &descs[f];
+	HiFrameTag	tag;
+	HiIndexShared *sh;
+	bool		take = false;
+
+	SpinLockAcquire(&d->hdr);
+	tag = d->tag;
+	if (!(d->flags & FR_TAG_VALID) || !(d->flags & FR_VALID))
+	{
+		SpinLockRelease(&d->hdr);
+		return false;
+	}
+	SpinLockRelease(&d->hdr);
+	sh = &hi_shared->indexes[tag.slotno];
+	if (!sh->in_use || sh->generation != tag.generation || !sh->loaded ||
+		!hi_place_migrate_clean(sh, tag.slotno, hi_frame_data(f),
+								hi_pt_get(sh, tag.pageno)))
+		return false;
+	SpinLockAcquire(&d->hdr);
+	if (d->refcount == 1 && !(d->flags & FR_IO))
+	{
+		d->flags |= FR_IO;
+		take = true;
+	}
+	SpinLockRelease(&d->hdr);
+	return take;
 }
 
 /*
@@ -569,7 +604,7 @@ get_free_frames(HiIndex *idx, HiFrame *out, int n)
 				restrict_slot = -1;
 			f = clock_victim(restrict_slot, &isdirty);
 			cand[ncand++] = f;
-			if (isdirty)
+			if (isdirty || migrate_clean_victim(f))
 				dirty[ndirty++] = f;
 		}
 		if (ndirty > 0)
@@ -786,8 +821,29 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 			hi_cache_read_batch(idx, &pagenos[k], 1, &frames[k]);
 		}
 	}
+	{
+		char	  **pages = palloc(sizeof(char *) * Max(n, 1));
+
+		for (i = 0; i < n; i++)
+			pages[i] = hi_frame_data(frames[i]);
+		hi_place_note_reads(idx->sh, idx->slotno, pagenos, pages, n);
+		pfree(pages);
+	}
 	pfree(miss);
 	pfree(waits);
+}
+
+/*
+ * How many pages a caller should pin at once in one batch: the I/O depth,
+ * but no more than half the index's budget (or of the cache).
+ */
+int
+hi_cache_batch_limit(HiIndex *idx)
+{
+	int			limit = Max(hi_io_depth, 1);
+	int			cap = idx->sh->budget_frames > 0 ? idx->sh->budget_frames : ctl->nframes;
+
+	return Max(1, Min(limit, cap / 2));
 }
 
 HiFrame

@@ -245,6 +245,7 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply)
 													sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map")),
 							 errhint("REINDEX the index.")));
 				set_budget(sh, index, sh->meta.page_size);
+				hi_place_configure(sh, index);
 				sh->log_base = sh->meta.ckpt_lsn;
 				sh->log_insert = sh->log_flushed = sh->log_base;
 				idx = make_handle(index, sh);
@@ -303,6 +304,7 @@ hi_index_create(Relation index, HiAmKind am)
 	LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
 	/* the same relfilenode rebuilt (TRUNCATE in the creating transaction) */
 	hi_cache_discard_index(sh - hi_shared->indexes, sh->generation);
+	hi_place_forget(sh - hi_shared->indexes, sh->generation);
 	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
 	sh->generation++;
 	LWLockRelease(&hi_shared->registry_lock);
@@ -314,12 +316,13 @@ hi_index_create(Relation index, HiAmKind am)
 	sh->meta.version = HI_META_VERSION;
 	sh->meta.am = am;
 	sh->meta.page_size = page_size;
-	sh->meta.placement = opts ? opts->placement : HI_PLACEMENT_NONE;
+	sh->meta.placement = opts ? opts->placement : HI_PLACEMENT_WMA;
 	sh->meta.root = HI_INVALID_PAGE;
 	sh->meta.null_head = HI_INVALID_PAGE;
 	sh->meta.null_tail = HI_INVALID_PAGE;
 	hi_pt_init(sh, 64);
 	set_budget(sh, index, page_size);
+	hi_place_configure(sh, index);
 	sh->building = true;
 	sh->loaded = true;
 	LWLockRelease(&sh->tree_lock);
@@ -347,19 +350,36 @@ hi_index_checkpoint(HiIndex *idx)
 		XLogFlush(GetXLogInsertRecPtr());
 
 	hi_cache_flush_index(sh, idx->slotno);
-	for (t = 0; t < HI_NUM_TIERS; t++)
-		if (pg_fdatasync(hi_file_open(sh, t, false)) != 0)
-			ereport(data_sync_elevel(ERROR),
-					(errcode_for_file_access(),
-					 errmsg("could not fsync tier %s of index \"%s\": %m",
-							hi_tier_suffix(t), RelationGetRelationName(idx->rel))));
 
-	LWLockAcquire(&sh->log_lock, LW_SHARED);
-	sh->meta.ckpt_lsn = sh->log_insert;
-	LWLockRelease(&sh->log_lock);
-	hi_map_write(sh);
-	hi_log_reset(sh, sh->meta.ckpt_lsn);
-	hi_pt_release_pending(sh);
+	/*
+	 * No page is dirty now and none can be dirtied (tree_lock), but clean
+	 * pages may still move between tiers (evictions that migrate, reclaim).
+	 * ckpt_lock waits for those and holds new ones off until the map file
+	 * is written, so it never points at a slot that is not yet durable,
+	 * and no slot the map file references is freed while being read.
+	 */
+	LWLockAcquire(&sh->ckpt_lock, LW_EXCLUSIVE);
+	PG_TRY();
+	{
+		for (t = 0; t < HI_NUM_TIERS; t++)
+			if (pg_fdatasync(hi_file_open(sh, t, false)) != 0)
+				ereport(data_sync_elevel(ERROR),
+						(errcode_for_file_access(),
+						 errmsg("could not fsync tier %s of index \"%s\": %m",
+								hi_tier_suffix(t), RelationGetRelationName(idx->rel))));
+
+		LWLockAcquire(&sh->log_lock, LW_SHARED);
+		sh->meta.ckpt_lsn = sh->log_insert;
+		LWLockRelease(&sh->log_lock);
+		hi_map_write(sh);
+		hi_log_reset(sh, sh->meta.ckpt_lsn);
+		hi_pt_release_pending(sh);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(&sh->ckpt_lock);
+	}
+	PG_END_TRY();
 	pg_atomic_fetch_add_u64(&sh->checkpoints, 1);
 }
 
@@ -393,6 +413,7 @@ hi_slot_release(Oid dboid, Oid relnumber)
 	LWLockRelease(&hi_shared->registry_lock);
 
 	hi_cache_discard_index(sh - hi_shared->indexes, gen);
+	hi_place_forget(sh - hi_shared->indexes, gen);
 	hi_files_forget(sh);
 	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
 	hi_pt_free(sh);

@@ -34,6 +34,7 @@ hi_shmem_request(void)
 	RequestAddinShmemSpace(hi_root_size());
 	RequestAddinShmemSpace(HI_DSA_INITIAL_SIZE);
 	RequestAddinShmemSpace(hi_cache_shmem_size());
+	RequestAddinShmemSpace(hi_place_shmem_size());
 	RequestNamedLWLockTranche("hybrid_index", 1);
 }
 
@@ -65,6 +66,12 @@ hi_shmem_startup(void)
 			LWLockInitialize(&sh->log_lock, hi_shared->tranche_id);
 			LWLockInitialize(&sh->flush_lock, hi_shared->tranche_id);
 			LWLockInitialize(&sh->load_lock, hi_shared->tranche_id);
+			LWLockInitialize(&sh->ckpt_lock, hi_shared->tranche_id);
+			LWLockInitialize(&sh->place_lock, hi_shared->tranche_id);
+			pg_atomic_init_u64(&sh->epoch_reads, 0);
+			pg_atomic_init_u64(&sh->migrations_up, 0);
+			pg_atomic_init_u64(&sh->migrations_down, 0);
+			pg_atomic_init_u64(&sh->random_quota, 0);
 			pg_atomic_init_u32(&sh->nframes, 0);
 			pg_atomic_init_u64(&sh->split_count, 0);
 			pg_atomic_init_u64(&sh->cache_hits, 0);
@@ -97,6 +104,7 @@ hi_shmem_startup(void)
 								   hi_shared->tranche_id, NULL);
 	}
 	hi_cache_shmem_init(found);
+	hi_place_shmem_init();
 
 	LWLockRelease(AddinShmemInitLock);
 }

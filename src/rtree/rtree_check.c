@@ -51,6 +51,7 @@ rt_check(HiIndex *idx)
 	uint32		npages_seen = 0;
 
 	LWLockAcquire(&sh->tree_lock, LW_SHARED);
+	hi_place_suspended = true;
 	seen = palloc0(Max(meta->npages, 1));
 	cur = palloc(sizeof(uint32));
 	curbox = palloc(sizeof(HiBox));
@@ -159,6 +160,7 @@ rt_check(HiIndex *idx)
 		CHECK_FAIL("%u of %u pages are reachable.", npages_seen, meta->npages);
 
 	hi_pt_check(sh);
+	hi_place_suspended = false;
 	LWLockRelease(&sh->tree_lock);
 	pfree(seen);
 }
@@ -192,13 +194,16 @@ rt_inspect_json(HiIndex *idx)
 
 	initStringInfo(&buf);
 	LWLockAcquire(&sh->tree_lock, LW_SHARED);
+	hi_place_suspended = true;
 	appendStringInfo(&buf,
 					 "{\"am\": \"hyrtree\", \"page_size\": %u, \"placement\": \"%s\", "
 					 "\"height\": %u, \"entries\": %llu, \"null_entries\": %llu, "
 					 "\"pages\": %u, \"checkpoints\": %llu, \"log_bytes\": %llu, "
 					 "\"cache_frames\": %u, \"cache_budget_frames\": %d, \"levels\": [",
 					 meta->page_size,
-					 meta->placement == HI_PLACEMENT_UPPER ? "upper" : "none",
+					 meta->placement == HI_PLACEMENT_UPPER ? "upper" :
+					 meta->placement == HI_PLACEMENT_WMA ? "wma" :
+					 meta->placement == HI_PLACEMENT_RANDOM ? "random" : "none",
 					 meta->height, (unsigned long long) meta->nentries,
 					 (unsigned long long) meta->nnulls, meta->npages,
 					 (unsigned long long) pg_atomic_read_u64(&sh->checkpoints),
@@ -227,7 +232,8 @@ rt_inspect_json(HiIndex *idx)
 			int			k;
 
 			/* a page not written yet goes where the policy will put it */
-			tiers[HI_PTE_MAPPED(pte) ? HI_PTE_TIER(pte) : hi_tier_for_page(sh, page)]++;
+			tiers[HI_PTE_MAPPED(pte) ? HI_PTE_TIER(pte) :
+				  hi_place_write_tier(sh, idx->slotno, page, 0)]++;
 			entries += RT_PAGE_HDR(page)->nentries;
 			if (level > 0)
 				for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
@@ -255,7 +261,8 @@ rt_inspect_json(HiIndex *idx)
 	json_file(&buf, "log", hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
 										sh->spcoid[HI_TIER_FLASH], sh->relnumber, "log"),
 			  &first);
-	appendStringInfoString(&buf, "]}");
+	appendStringInfo(&buf, "], \"placement_state\": %s}", hi_place_json(sh));
+	hi_place_suspended = false;
 	LWLockRelease(&sh->tree_lock);
 	return buf.data;
 }

@@ -65,7 +65,7 @@ rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, Size *ntids)
 	Size		ncur = 1;
 	Size		maxcur = 64;
 	int			level;
-	int			chunk = Max(hi_io_depth, 1);
+	int			chunk = hi_cache_batch_limit(idx);
 	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
 
 	LWLockAcquire(&sh->tree_lock, LW_SHARED);

@@ -55,7 +55,7 @@ collect_leaves(HiIndex *idx, Size *nleaves, uint64 *split_seen, bool locked)
 	uint32	   *cur;
 	Size		ncur = 1;
 	int			level;
-	int			chunk = Max(hi_io_depth, 1);
+	int			chunk = hi_cache_batch_limit(idx);
 	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
 
 	if (!locked)
@@ -112,7 +112,7 @@ rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
 {
 	HiIndexShared *sh = idx->sh;
 	HiMeta	   *meta = &sh->meta;
-	int			chunk = Max(hi_io_depth, 1);
+	int			chunk = hi_cache_batch_limit(idx);
 	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
 	uint32		pageno;
 	int			removed;
@@ -121,6 +121,7 @@ rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
 	bool		hold = false;
 
 	*tuples_removed = 0;
+	hi_place_suspended = true;
 
 	for (;;)
 	{
@@ -189,6 +190,7 @@ rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
 	hi_log_flush(sh, upto);
 	hi_index_after_change(idx);
 	LWLockRelease(&sh->tree_lock);
+	hi_place_suspended = false;
 	pfree(frames);
 }
 

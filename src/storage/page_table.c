@@ -123,7 +123,7 @@ hi_pt_alloc_slot(HiIndexShared *sh, int tier)
 	if (s >= sh->nslots[tier])
 	{
 		s = sh->nslots[tier];
-		if (s >= 0x7FFFFFF0)
+		if (s >= HI_MAX_SLOTS)
 		{
 			LWLockRelease(&sh->map_lock);
 			ereport(ERROR,
@@ -172,6 +172,53 @@ hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte)
 		sh->used_slots[HI_PTE_TIER(old)]--;
 	}
 	LWLockRelease(&sh->map_lock);
+}
+
+/*
+ * Point a page at a new slot only if it still is where the caller read it
+ * from (tier moves race with evictions of newer versions).
+ */
+bool
+hi_pt_remap_if(HiIndexShared *sh, uint32 pageno, uint32 expect, uint32 new_pte)
+{
+	uint32	   *pt;
+	bool		done = false;
+
+	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
+	pt = pt_array(sh);
+	if (pageno < sh->pt_cap && pt[pageno] == expect)
+	{
+		pt[pageno] = new_pte;
+		slot_array(sh, HI_PTE_TIER(expect))[HI_PTE_SLOT(expect)] = HI_SLOT_PENDING;
+		sh->used_slots[HI_PTE_TIER(expect)]--;
+		done = true;
+	}
+	LWLockRelease(&sh->map_lock);
+	return done;
+}
+
+/* Logical ids of the pages on a tier (only leaves, or all) */
+uint32 *
+hi_pt_collect(HiIndexShared *sh, int tier, bool leaves, Size *n)
+{
+	uint32	   *out;
+	uint32	   *pt;
+	uint32		p;
+	Size		cnt = 0;
+
+	LWLockAcquire(&sh->map_lock, LW_SHARED);
+	out = palloc_extended(sizeof(uint32) * Max(sh->used_slots[tier], 1), MCXT_ALLOC_HUGE);
+	pt = DsaPointerIsValid(sh->pt) ? pt_array(sh) : NULL;
+	for (p = 0; pt && p < sh->pt_cap && cnt < sh->used_slots[tier]; p++)
+	{
+		uint32		e = pt[p];
+
+		if (HI_PTE_MAPPED(e) && HI_PTE_TIER(e) == tier && !(leaves && HI_PTE_UPPER(e)))
+			out[cnt++] = p;
+	}
+	LWLockRelease(&sh->map_lock);
+	*n = cnt;
+	return out;
 }
 
 /* After a checkpoint: slots of superseded page versions become free */

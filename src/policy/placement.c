@@ -1,0 +1,600 @@
+/*
+ * placement.c
+ *	  Which tier a page belongs on: the placement policies of hyrtree.
+ *
+ *	none	every page on flash (the papers' R-tree on flash)
+ *	upper	non-leaf pages on the fast tier (sHR-tree)
+ *	wma		upper, plus the leaves the Node Score Table finds hot (HyR-tree,
+ *			Koutsoukos et al., section 3, Algorithms 1-3, Eq. 2)
+ *	random	upper, plus as many randomly chosen leaves as wma would move
+ *			(rHyR-tree, the paper's control)
+ *
+ * Node Score Table (NST): a shared hash keyed by (index slot, generation,
+ * leaf page) holding the leaf's reads in the current epoch, its reads in
+ * the last t epochs and its score.  An epoch is a number of node reads of
+ * the index.  At the end of an epoch (Algorithm 1) every entry pushes its
+ * count, scores S = sum_{i=0}^{t-1} 2(t-i)/(t(t+1)) Y_{t-i} (Eq. 2), and the
+ * threshold T becomes the N-th percentile of the scores.  Entries whose
+ * last t epochs saw no read are dropped, which bounds the table by the
+ * leaves read recently; hybrid_index.score_table_entries caps it (leaves
+ * beyond the cap are not tracked until space frees up).  The NST is not
+ * persisted: after a restart scores are rebuilt from new reads, while the
+ * pages already on the fast tier stay there (the page table is durable).
+ *
+ * On eviction (Algorithm 2) a leaf on flash whose score exceeds T is
+ * written to the fast tier even if clean; dirty pages go to the tier they
+ * are on (leaves) or to the fast tier (upper levels).  Reads go wherever
+ * the page table says (Algorithm 3, in the cache).
+ *
+ * Capacity (reloption optane_capacity): the papers leave full fast tiers
+ * open.  At the end of an epoch, if the fast tier holds more pages than
+ * its capacity, its coldest leaves (lowest score, untracked ones first)
+ * that are not above T move back to flash until it is at 90 % of the
+ * capacity; a leaf is not promoted while the tier is full.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "common/pg_prng.h"
+
+#include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/hsearch.h"
+#include "lib/stringinfo.h"
+
+#include "hybrid_index.h"
+
+#define NST_PARTITIONS 16
+
+typedef struct NstKey
+{
+	uint32		slotno;
+	uint32		generation;
+	uint32		pageno;
+} NstKey;
+
+typedef struct NstEntry
+{
+	NstKey		key;
+	uint32		ctn;			/* reads in the current epoch */
+	uint16		hist[HI_WMA_MAX_EPOCHS];	/* hist[0] = last epoch */
+	uint8		nhist;
+	bool		counted;		/* random mode: counted in the quota */
+	float		score;
+} NstEntry;
+
+static HTAB *nst = NULL;
+
+/* maintenance reads (VACUUM, checks) are not workload: they do not count */
+bool		hi_place_suspended = false;
+static LWLockPadded *nst_locks = NULL;
+
+Size
+hi_place_shmem_size(void)
+{
+	RequestNamedLWLockTranche("hybrid_index_nst", NST_PARTITIONS);
+	return hash_estimate_size(hi_score_table_entries, sizeof(NstEntry));
+}
+
+void
+hi_place_shmem_init(void)
+{
+	HASHCTL		info;
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(NstKey);
+	info.entrysize = sizeof(NstEntry);
+	info.num_partitions = NST_PARTITIONS;
+	nst = ShmemInitHash("hybrid_index node score table", hi_score_table_entries,
+						hi_score_table_entries, &info,
+						HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
+	nst_locks = GetNamedLWLockTranche("hybrid_index_nst");
+}
+
+static LWLock *
+nst_lock(uint32 hash)
+{
+	return &nst_locks[hash % NST_PARTITIONS].lock;
+}
+
+static bool
+tracks_leaves(HiIndexShared *sh)
+{
+	return sh->meta.placement == HI_PLACEMENT_WMA ||
+		sh->meta.placement == HI_PLACEMENT_RANDOM;
+}
+
+/* Policy parameters of an index: reloptions, else GUCs */
+void
+hi_place_configure(HiIndexShared *sh, Relation index)
+{
+	HiIndexOptions *opts = hi_index_options(index);
+	uint32		page_size = sh->meta.page_size ? sh->meta.page_size : HI_PAGE_SIZE_DEFAULT;
+
+	sh->epoch_size = (opts && opts->epoch_size > 0) ? opts->epoch_size : hi_epoch_size;
+	sh->wma_epochs = (opts && opts->wma_epochs > 0) ? opts->wma_epochs : hi_wma_epochs;
+	sh->wma_threshold = (opts && opts->wma_threshold > 0) ? opts->wma_threshold :
+		hi_wma_threshold;
+	sh->optane_capacity = (opts && opts->optane_capacity > 0) ?
+		(uint32) Max(1, (int64) opts->optane_capacity * 1024 / page_size) : 0;
+	pg_atomic_write_u64(&sh->epoch_reads, 0);
+	pg_atomic_write_u64(&sh->migrations_up, 0);
+	pg_atomic_write_u64(&sh->migrations_down, 0);
+	pg_atomic_write_u64(&sh->random_quota, 0);
+	sh->epoch_no = 0;
+	sh->threshold = 0;
+	sh->have_threshold = false;
+	sh->scored_leaves = 0;
+	sh->score_min = sh->score_median = sh->score_max = 0;
+}
+
+static NstEntry *
+lookup(NstKey *key, uint32 hash)
+{
+	return (NstEntry *) hash_search_with_hash_value(nst, key, hash, HASH_FIND, NULL);
+}
+
+double
+hi_place_score(HiIndexShared *sh, int slotno, uint32 pageno)
+{
+	NstKey		key;
+	uint32		hash;
+	NstEntry   *e;
+	double		score = 0;
+
+	if (nst == NULL)
+		return 0;
+	key.slotno = slotno;
+	key.generation = sh->generation;
+	key.pageno = pageno;
+	hash = get_hash_value(nst, &key);
+	LWLockAcquire(nst_lock(hash), LW_SHARED);
+	e = lookup(&key, hash);
+	if (e)
+		score = e->score;
+	LWLockRelease(nst_lock(hash));
+	return score;
+}
+
+static int
+cmp_float(const void *a, const void *b)
+{
+	float		fa = *(const float *) a;
+	float		fb = *(const float *) b;
+
+	return fa < fb ? -1 : (fa > fb ? 1 : 0);
+}
+
+/* Eq. 2: weights 2(t-i)/(t(t+1)), the most recent epoch weighing most */
+static float
+wma_score(const NstEntry *e, int t)
+{
+	double		s = 0;
+	int			i;
+
+	for (i = 0; i < e->nhist && i < t; i++)
+		s += 2.0 * (t - i) / ((double) t * (t + 1)) * e->hist[i];
+	return (float) s;
+}
+
+typedef struct Cand
+{
+	uint32		pageno;
+	float		score;
+} Cand;
+
+static int
+cmp_cand(const void *a, const void *b)
+{
+	float		fa = ((const Cand *) a)->score;
+	float		fb = ((const Cand *) b)->score;
+
+	return fa < fb ? -1 : (fa > fb ? 1 : 0);
+}
+
+static Size
+count_leaves(HiIndexShared *sh)
+{
+	Size		total = 0;
+	int			t;
+
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		Size		n;
+		uint32	   *l = hi_pt_collect(sh, t, true, &n);
+
+		pfree(l);
+		total += n;
+	}
+	return total;
+}
+
+/* Move the coldest fast-tier leaves back to flash while over capacity */
+static void
+reclaim(HiIndexShared *sh, int slotno)
+{
+	Size		n;
+	uint32	   *leaves;
+	uint64		pages[HI_NUM_TIERS];
+	Cand	   *c;
+	Size		i;
+	int64		excess;
+	uint32	   *victims;
+	int			nv = 0;
+
+	if (sh->optane_capacity == 0)
+		return;
+	hi_pt_count(sh, pages);
+	if (pages[HI_TIER_OPTANE] <= sh->optane_capacity)
+		return;
+	excess = (int64) pages[HI_TIER_OPTANE] - (int64) (sh->optane_capacity * 9 / 10);
+	leaves = hi_pt_collect(sh, HI_TIER_OPTANE, true, &n);
+	c = palloc(sizeof(Cand) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		c[i].pageno = leaves[i];
+		c[i].score = (float) hi_place_score(sh, slotno, leaves[i]);
+	}
+	qsort(c, n, sizeof(Cand), cmp_cand);
+	victims = palloc(sizeof(uint32) * Max(n, 1));
+	for (i = 0; i < n && nv < excess; i++)
+	{
+		/* hot leaves stay even over capacity */
+		if (sh->have_threshold && c[i].score > sh->threshold)
+			break;
+		victims[nv++] = c[i].pageno;
+	}
+	if (nv > 0)
+		pg_atomic_fetch_add_u64(&sh->migrations_down,
+								hi_tier_move(sh, victims, nv, HI_TIER_FLASH));
+	pfree(leaves);
+	pfree(c);
+	pfree(victims);
+}
+
+/* rHyR-tree: promote as many random flash leaves as WMA would have */
+static void
+promote_random(HiIndexShared *sh)
+{
+	uint64		quota = pg_atomic_exchange_u64(&sh->random_quota, 0);
+	Size		n;
+	uint32	   *leaves;
+	uint32	   *pick;
+	Size		i;
+	int			np = 0;
+	uint64		pages[HI_NUM_TIERS];
+
+	if (quota == 0)
+		return;
+	hi_pt_count(sh, pages);
+	if (sh->optane_capacity > 0)
+	{
+		if (pages[HI_TIER_OPTANE] >= sh->optane_capacity)
+			return;
+		quota = Min(quota, sh->optane_capacity - pages[HI_TIER_OPTANE]);
+	}
+	leaves = hi_pt_collect(sh, HI_TIER_FLASH, true, &n);
+	pick = palloc(sizeof(uint32) * Max(Min(quota, n), 1));
+	/* partial Fisher-Yates: quota distinct random leaves */
+	for (i = 0; i < n && (uint64) np < quota; i++)
+	{
+		Size		j = i + (Size) (pg_prng_uint64(&pg_global_prng_state) % (n - i));
+		uint32		tmp = leaves[i];
+
+		leaves[i] = leaves[j];
+		leaves[j] = tmp;
+		pick[np++] = leaves[i];
+	}
+	if (np > 0)
+		pg_atomic_fetch_add_u64(&sh->migrations_up, hi_tier_move(sh, pick, np, HI_TIER_OPTANE));
+	pfree(leaves);
+	pfree(pick);
+}
+
+/*
+ * Algorithm 1: at the end of an epoch, age every entry of the index,
+ * score it, and set T to the N-th percentile of the scores.
+ */
+static void
+epoch_end(HiIndexShared *sh, int slotno)
+{
+	HASH_SEQ_STATUS seq;
+	NstEntry   *e;
+	float	   *scores;
+	Size		nscores = 0;
+	Size		maxscores = 1024;
+	int			t = Max(1, Min(sh->wma_epochs, HI_WMA_MAX_EPOCHS));
+	int			p;
+
+	if (!LWLockConditionalAcquire(&sh->place_lock, LW_EXCLUSIVE))
+		return;					/* somebody else is closing the epoch */
+
+	scores = palloc(sizeof(float) * maxscores);
+	for (p = 0; p < NST_PARTITIONS; p++)
+		LWLockAcquire(&nst_locks[p].lock, LW_EXCLUSIVE);
+	hash_seq_init(&seq, nst);
+	while ((e = (NstEntry *) hash_seq_search(&seq)) != NULL)
+	{
+		HiIndexShared *owner = &hi_shared->indexes[e->key.slotno];
+		int			i;
+		bool		any = false;
+
+		/* entries of dropped or rebuilt indexes: garbage */
+		if (!owner->in_use || owner->generation != e->key.generation)
+		{
+			hash_search(nst, &e->key, HASH_REMOVE, NULL);
+			continue;
+		}
+		if (e->key.slotno != (uint32) slotno)
+			continue;
+		for (i = HI_WMA_MAX_EPOCHS - 1; i > 0; i--)
+			e->hist[i] = e->hist[i - 1];
+		e->hist[0] = (uint16) Min(e->ctn, PG_UINT16_MAX);
+		e->ctn = 0;
+		e->nhist = Min(e->nhist + 1, t);
+		for (i = 0; i < e->nhist; i++)
+			any |= e->hist[i] != 0;
+		if (!any)
+		{
+			hash_search(nst, &e->key, HASH_REMOVE, NULL);
+			continue;
+		}
+		e->score = wma_score(e, t);
+		e->counted = false;
+		if (nscores == maxscores)
+		{
+			maxscores *= 2;
+			scores = repalloc_huge(scores, sizeof(float) * maxscores);
+		}
+		scores[nscores++] = e->score;
+	}
+	for (p = NST_PARTITIONS - 1; p >= 0; p--)
+		LWLockRelease(&nst_locks[p].lock);
+
+	if (nscores > 0)
+	{
+		Size		nleaves = count_leaves(sh);
+		Size		nzero = nleaves > nscores ? nleaves - nscores : 0;
+		Size		total = nscores + nzero;
+		Size		rank;
+
+		/*
+		 * The percentile is over every leaf of the index, as in the paper's
+		 * table of all leaves: leaves not read in the last t epochs score 0.
+		 */
+		qsort(scores, nscores, sizeof(float), cmp_float);
+		rank = (Size) ceil(sh->wma_threshold / 100.0 * total);	/* nearest rank */
+		rank = Max(rank, 1);
+		sh->threshold = rank <= nzero ? 0 : scores[Min(rank - nzero, nscores) - 1];
+		sh->have_threshold = true;
+		sh->score_min = nzero > 0 ? 0 : scores[0];
+		sh->score_median = total / 2 < nzero ? 0 : scores[Min(total / 2 - nzero, nscores - 1)];
+		sh->score_max = scores[nscores - 1];
+	}
+	else
+		sh->have_threshold = false;
+	sh->scored_leaves = nscores;
+	sh->epoch_no++;
+	pfree(scores);
+
+	PG_TRY();
+	{
+		if (sh->meta.placement == HI_PLACEMENT_RANDOM)
+			promote_random(sh);
+		reclaim(sh, slotno);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(&sh->place_lock);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * The cache reports every page an index read (hits and misses): leaves
+ * count in the NST, every page counts toward the epoch.
+ */
+void
+hi_place_note_reads(HiIndexShared *sh, int slotno, const uint32 *pagenos,
+					char *const *pages, int n)
+{
+	uint64		before;
+	int			i;
+
+	if (!tracks_leaves(sh) || nst == NULL || n == 0 || hi_place_suspended)
+		return;
+	for (i = 0; i < n; i++)
+	{
+		const HiPageHeader *h = (const HiPageHeader *) pages[i];
+		NstKey		key;
+		uint32		hash;
+		NstEntry   *e;
+		bool		found;
+
+		if (h->level != 0 || (h->flags & HI_PAGE_FLAG_NULLS))
+			continue;
+		key.slotno = slotno;
+		key.generation = sh->generation;
+		key.pageno = pagenos[i];
+		hash = get_hash_value(nst, &key);
+		LWLockAcquire(nst_lock(hash), LW_EXCLUSIVE);
+		e = (NstEntry *) hash_search_with_hash_value(nst, &key, hash,
+													 HASH_ENTER_NULL, &found);
+		if (e != NULL)
+		{
+			if (!found)
+			{
+				memset(((char *) e) + sizeof(NstKey), 0, sizeof(NstEntry) - sizeof(NstKey));
+			}
+			e->ctn++;
+		}
+		LWLockRelease(nst_lock(hash));
+	}
+	before = pg_atomic_fetch_add_u64(&sh->epoch_reads, n);
+	if (sh->epoch_size > 0 &&
+		before / sh->epoch_size != (before + n) / sh->epoch_size)
+		epoch_end(sh, slotno);
+}
+
+static bool
+fast_tier_has_room(HiIndexShared *sh)
+{
+	uint64		pages[HI_NUM_TIERS];
+
+	if (sh->optane_capacity == 0)
+		return true;
+	hi_pt_count(sh, pages);
+	return pages[HI_TIER_OPTANE] < sh->optane_capacity;
+}
+
+/* Would WMA move this flash leaf to the fast tier now? */
+static bool
+wma_wants(HiIndexShared *sh, int slotno, uint32 pageno)
+{
+	return sh->have_threshold &&
+		hi_place_score(sh, slotno, pageno) > sh->threshold &&
+		fast_tier_has_room(sh);
+}
+
+/* random mode: count a leaf WMA would have moved, once per epoch */
+static void
+count_for_random(HiIndexShared *sh, int slotno, uint32 pageno)
+{
+	NstKey		key;
+	uint32		hash;
+	NstEntry   *e;
+
+	if (!sh->have_threshold)
+		return;
+	key.slotno = slotno;
+	key.generation = sh->generation;
+	key.pageno = pageno;
+	hash = get_hash_value(nst, &key);
+	LWLockAcquire(nst_lock(hash), LW_EXCLUSIVE);
+	e = lookup(&key, hash);
+	if (e && !e->counted && e->score > sh->threshold)
+	{
+		e->counted = true;
+		pg_atomic_fetch_add_u64(&sh->random_quota, 1);
+	}
+	LWLockRelease(nst_lock(hash));
+}
+
+/*
+ * Algorithm 2: the tier a page is written to.  old_pte is where it lives
+ * now (0 for a page never written).
+ */
+int
+hi_place_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_pte)
+{
+	const HiPageHeader *h = (const HiPageHeader *) page;
+	bool		leaf = h->level == 0;
+	bool		on_fast = HI_PTE_MAPPED(old_pte) && HI_PTE_TIER(old_pte) == HI_TIER_OPTANE;
+
+	switch ((HiPlacement) sh->meta.placement)
+	{
+		case HI_PLACEMENT_NONE:
+			return HI_TIER_FLASH;
+		case HI_PLACEMENT_UPPER:
+			return leaf ? HI_TIER_FLASH : HI_TIER_OPTANE;
+		case HI_PLACEMENT_WMA:
+			if (!leaf)
+				return HI_TIER_OPTANE;
+			if (on_fast)
+				return HI_TIER_OPTANE;
+			if (!(h->flags & HI_PAGE_FLAG_NULLS) && HI_PTE_MAPPED(old_pte) &&
+				wma_wants(sh, slotno, h->pageno))
+			{
+				pg_atomic_fetch_add_u64(&sh->migrations_up, 1);
+				return HI_TIER_OPTANE;
+			}
+			return HI_TIER_FLASH;
+		case HI_PLACEMENT_RANDOM:
+			if (!leaf)
+				return HI_TIER_OPTANE;
+			if (on_fast)
+				return HI_TIER_OPTANE;
+			if (!(h->flags & HI_PAGE_FLAG_NULLS) && HI_PTE_MAPPED(old_pte))
+				count_for_random(sh, slotno, h->pageno);
+			return HI_TIER_FLASH;
+	}
+	return HI_TIER_FLASH;
+}
+
+/* Algorithm 2, lines 2-6: a clean victim that should move up anyway */
+bool
+hi_place_migrate_clean(HiIndexShared *sh, int slotno, const char *page, uint32 pte)
+{
+	const HiPageHeader *h = (const HiPageHeader *) page;
+
+	if (!tracks_leaves(sh) || h->level != 0 || (h->flags & HI_PAGE_FLAG_NULLS) ||
+		!HI_PTE_MAPPED(pte) || HI_PTE_TIER(pte) != HI_TIER_FLASH)
+		return false;
+	if (sh->meta.placement == HI_PLACEMENT_RANDOM)
+	{
+		count_for_random(sh, slotno, h->pageno);
+		return false;
+	}
+	return wma_wants(sh, slotno, h->pageno);
+}
+
+/* Drop the NST entries of a slot generation (index dropped or rebuilt) */
+void
+hi_place_forget(int slotno, uint32 generation)
+{
+	HASH_SEQ_STATUS seq;
+	NstEntry   *e;
+	int			p;
+
+	if (nst == NULL)
+		return;
+	for (p = 0; p < NST_PARTITIONS; p++)
+		LWLockAcquire(&nst_locks[p].lock, LW_EXCLUSIVE);
+	hash_seq_init(&seq, nst);
+	while ((e = (NstEntry *) hash_seq_search(&seq)) != NULL)
+		if (e->key.slotno == (uint32) slotno && e->key.generation == generation)
+			hash_search(nst, &e->key, HASH_REMOVE, NULL);
+	for (p = NST_PARTITIONS - 1; p >= 0; p--)
+		LWLockRelease(&nst_locks[p].lock);
+}
+
+/* Policy state as a JSON object, for hybrid_index_inspect */
+char *
+hi_place_json(HiIndexShared *sh)
+{
+	StringInfoData buf;
+	Size		nleaves[HI_NUM_TIERS];
+	int			t;
+
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		uint32	   *l = hi_pt_collect(sh, t, true, &nleaves[t]);
+
+		pfree(l);
+	}
+	initStringInfo(&buf);
+	appendStringInfo(&buf,
+					 "{\"leaves_flash\": %zu, \"leaves_optane\": %zu, "
+					 "\"migrations_up\": %llu, \"migrations_down\": %llu, "
+					 "\"epoch\": %llu, \"epoch_size\": %d, \"epoch_reads\": %llu, "
+					 "\"wma_epochs\": %d, \"wma_threshold\": %g, "
+					 "\"optane_capacity_pages\": %u, ",
+					 nleaves[HI_TIER_FLASH], nleaves[HI_TIER_OPTANE],
+					 (unsigned long long) pg_atomic_read_u64(&sh->migrations_up),
+					 (unsigned long long) pg_atomic_read_u64(&sh->migrations_down),
+					 (unsigned long long) sh->epoch_no, sh->epoch_size,
+					 (unsigned long long) pg_atomic_read_u64(&sh->epoch_reads),
+					 sh->wma_epochs, sh->wma_threshold, sh->optane_capacity);
+	if (sh->have_threshold)
+		appendStringInfo(&buf,
+						 "\"threshold\": %g, \"scored_leaves\": %u, "
+						 "\"score_min\": %g, \"score_median\": %g, \"score_max\": %g}",
+						 sh->threshold, sh->scored_leaves, sh->score_min,
+						 sh->score_median, sh->score_max);
+	else
+		appendStringInfo(&buf, "\"threshold\": null, \"scored_leaves\": %u}",
+						 sh->scored_leaves);
+	return buf.data;
+}
