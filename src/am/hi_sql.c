@@ -13,6 +13,7 @@
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
@@ -28,6 +29,7 @@ PG_FUNCTION_INFO_V1(hybrid_index_inspect);
 PG_FUNCTION_INFO_V1(hybrid_index_check);
 PG_FUNCTION_INFO_V1(hybrid_index_checkpoint);
 PG_FUNCTION_INFO_V1(hybrid_index_files);
+PG_FUNCTION_INFO_V1(hybrid_index_pages);
 
 /* Open a relation that must be an index of one of our access methods */
 static Relation
@@ -179,6 +181,49 @@ hybrid_index_files(PG_FUNCTION_ARGS)
 			values[2] = Int64GetDatum((int64) st.st_size);
 		else
 			nulls[2] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	relation_close(rel, AccessShareLock);
+	return (Datum) 0;
+}
+
+Datum
+hybrid_index_pages(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	rel;
+	HiIndex    *idx;
+	RtPageInfo *pages;
+	Size		n;
+	Size		i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
+	idx = hyrtree_open(rel);
+	pages = rt_pages(idx, &n);
+	for (i = 0; i < n; i++)
+	{
+		Datum		values[6];
+		bool		nulls[6] = {0};
+		Datum		box[4];
+
+		values[0] = Int64GetDatum(pages[i].pageno);
+		values[1] = Int32GetDatum(pages[i].level);
+		if (pages[i].tier < 0)
+			nulls[2] = true;
+		else
+			values[2] = CStringGetTextDatum(pages[i].tier == HI_TIER_FLASH ? "flash" : "optane");
+		values[3] = Int32GetDatum(pages[i].nentries);
+		values[4] = Float8GetDatum(hi_place_score(idx->sh, idx->slotno, pages[i].pageno));
+		box[0] = Float8GetDatum(pages[i].box.xmin);
+		box[1] = Float8GetDatum(pages[i].box.ymin);
+		box[2] = Float8GetDatum(pages[i].box.xmax);
+		box[3] = Float8GetDatum(pages[i].box.ymax);
+		if (pages[i].nentries == 0)
+			nulls[5] = true;
+		else
+			values[5] = PointerGetDatum(construct_array(box, 4, FLOAT8OID, sizeof(float8),
+														FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	relation_close(rel, AccessShareLock);

@@ -27,10 +27,10 @@
  * the page table says (Algorithm 3, in the cache).
  *
  * Capacity (reloption optane_capacity): the papers leave full fast tiers
- * open.  At the end of an epoch, if the fast tier holds more pages than
- * its capacity, its coldest leaves (lowest score, untracked ones first)
- * that are not above T move back to flash until it is at 90 % of the
- * capacity; a leaf is not promoted while the tier is full.
+ * open.  At the end of an epoch, if the fast tier is full, its coldest
+ * leaves (lowest score, untracked ones first) that are not above T move
+ * back to flash until it is at 90 % of the capacity; a leaf is not
+ * promoted while the tier is full.
  */
 #include "postgres.h"
 
@@ -227,7 +227,7 @@ reclaim(HiIndexShared *sh, int slotno)
 	if (sh->optane_capacity == 0)
 		return;
 	hi_pt_count(sh, pages);
-	if (pages[HI_TIER_OPTANE] <= sh->optane_capacity)
+	if (pages[HI_TIER_OPTANE] < sh->optane_capacity)
 		return;
 	excess = (int64) pages[HI_TIER_OPTANE] - (int64) (sh->optane_capacity * 9 / 10);
 	leaves = hi_pt_collect(sh, HI_TIER_OPTANE, true, &n);

@@ -138,4 +138,15 @@ extern void rt_delete_entry(HiIndex *idx, HiKeyKind kind, const HiBox *box,
 extern void rt_check(HiIndex *idx);
 extern char *rt_inspect_json(HiIndex *idx);
 
+typedef struct RtPageInfo
+{
+	uint32		pageno;
+	int			level;
+	int			tier;			/* -1: not written yet */
+	int			nentries;
+	HiBox		box;
+} RtPageInfo;
+
+extern RtPageInfo *rt_pages(HiIndex *idx, Size *n);
+
 #endif							/* RTREE_H */

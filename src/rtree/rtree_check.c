@@ -266,3 +266,56 @@ rt_inspect_json(HiIndex *idx)
 	LWLockRelease(&sh->tree_lock);
 	return buf.data;
 }
+
+/* Every page of the tree, top down (hybrid_index_pages) */
+RtPageInfo *
+rt_pages(HiIndex *idx, Size *nout)
+{
+	HiIndexShared *sh = idx->sh;
+	RtPageInfo *out;
+	Size		o = 0;
+	uint32	   *cur;
+	Size		ncur = 1;
+	int			level;
+
+	LWLockAcquire(&sh->tree_lock, LW_SHARED);
+	hi_place_suspended = true;
+	out = palloc_extended(sizeof(RtPageInfo) * Max(sh->meta.npages, 1), MCXT_ALLOC_HUGE);
+	cur = palloc(sizeof(uint32));
+	cur[0] = sh->meta.root;
+	for (level = sh->meta.height - 1; level >= 0; level--)
+	{
+		uint32	   *next = NULL;
+		Size		nnext = 0;
+		Size		i;
+
+		if (level > 0)
+			next = palloc_extended(sizeof(uint32) * ncur * rt_internal_capacity(idx->page_size),
+								   MCXT_ALLOC_HUGE);
+		for (i = 0; i < ncur && o < sh->meta.npages; i++)
+		{
+			HiFrame		f = hi_cache_read(idx, cur[i]);
+			char	   *page = hi_frame_data(f);
+			uint32		pte = hi_pt_get(sh, cur[i]);
+			int			k;
+
+			out[o].pageno = cur[i];
+			out[o].level = level;
+			out[o].tier = HI_PTE_MAPPED(pte) ? HI_PTE_TIER(pte) : -1;
+			out[o].nentries = RT_PAGE_HDR(page)->nentries;
+			rt_page_box(page, &out[o].box);
+			o++;
+			if (level > 0)
+				for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
+					next[nnext++] = RT_INTERNAL(page)[k].child;
+			hi_frame_release(f);
+		}
+		pfree(cur);
+		cur = next;
+		ncur = nnext;
+	}
+	hi_place_suspended = false;
+	LWLockRelease(&sh->tree_lock);
+	*nout = o;
+	return out;
+}
