@@ -55,6 +55,14 @@ CREATE FUNCTION hybrid_index_files(index regclass,
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
 
+CREATE FUNCTION hybrid_index_pages(index regclass,
+	OUT pageno bigint, OUT level int, OUT tier text, OUT entries int,
+	OUT score float8, OUT box float8[])
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION hybrid_index_pages(regclass) IS
+	'Every page of the tree: level, tier (NULL: not written yet), entries, placement score, enclosing box';
+
 CREATE FUNCTION hybrid_index_key_box(geometry) RETURNS float8[]
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION hybrid_index_key_box(geometry) IS
