@@ -1,13 +1,16 @@
 # hybrid_index: PGXS build
 EXTENSION = hybrid_index
 MODULE_big = hybrid_index
-DATA = $(wildcard sql/$(EXTENSION)--*.sql)
+# the extension script is assembled from its parts in sql/ext/
+EXT_SCRIPT = $(EXTENSION)--0.1.0.sql
+DATA_built = $(EXT_SCRIPT)
+EXT_PARTS = sql/ext/core.sql $(sort $(filter-out sql/ext/core.sql,$(wildcard sql/ext/*.sql)))
 
 SRCS = $(wildcard src/*.c src/*/*.c)
 OBJS = $(SRCS:.c=.o)
 
-# pg_regress: every sql/*.sql that is not the extension script is a test
-REGRESS = $(sort $(basename $(notdir $(filter-out $(DATA),$(wildcard sql/*.sql)))))
+# pg_regress: every sql/*.sql is a test
+REGRESS = $(sort $(basename $(notdir $(wildcard sql/*.sql))))
 REGRESS_OPTS = --inputdir=. --load-extension=postgis --load-extension=$(EXTENSION)
 
 TAP_TESTS = 1
@@ -21,6 +24,9 @@ EXTRA_CLEAN = results regression.diffs regression.out tmp_check log
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+$(EXT_SCRIPT): $(EXT_PARTS)
+	cat $^ > $@
 
 # every object depends on every header: the tree is small, rebuilds are cheap
 $(OBJS): $(wildcard src/*.h src/*/*.h)
