@@ -14,6 +14,12 @@
 #include "catalog/objectaccess.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "executor/spi.h"
+#include "utils/relcache.h"
+#include "nodes/makefuncs.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
 #include "miscadmin.h"
@@ -114,6 +120,108 @@ check_alter_tablespace(AlterTableStmt *stmt)
 	}
 }
 
+/* Is any relation named in a DROP INDEX statement one of our indexes? */
+static bool
+drop_names_our_index(DropStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->objects)
+	{
+		RangeVar   *rv = makeRangeVarFromNameList((List *) lfirst(lc));
+		Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+
+		if (OidIsValid(relid) && hi_is_our_am(relation_am(relid)))
+			return true;
+	}
+	return false;
+}
+
+/* Would this REINDEX rebuild one of our indexes? */
+static bool
+reindex_touches_our_index(ReindexStmt *rs)
+{
+	bool		found = false;
+
+	if (rs->relation)
+	{
+		Oid			relid = RangeVarGetRelid(rs->relation, NoLock, true);
+		Relation	rel;
+		List	   *indexes;
+		ListCell   *lc;
+
+		if (!OidIsValid(relid))
+			return false;
+		if (rs->kind == REINDEX_OBJECT_INDEX)
+			return hi_is_our_am(relation_am(relid));
+		rel = table_open(relid, AccessShareLock);
+		indexes = RelationGetIndexList(rel);
+		foreach(lc, indexes)
+			found |= hi_is_our_am(relation_am(lfirst_oid(lc)));
+		table_close(rel, AccessShareLock);
+		return found;
+	}
+
+	/* SCHEMA, DATABASE, SYSTEM: any of our indexes in scope */
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c "
+							  "JOIN pg_catalog.pg_am a ON a.oid = c.relam "
+							  "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+							  "WHERE a.amname IN ('hyrtree') AND ($1 IS NULL OR n.nspname = $1))",
+							  1, (Oid[]) {TEXTOID},
+							  (Datum[]) {rs->name ? CStringGetTextDatum(rs->name) : (Datum) 0},
+							  rs->kind == REINDEX_OBJECT_SCHEMA && rs->name ? " " : "n",
+							  true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+	{
+		bool		isnull;
+
+		found = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+										   1, &isnull));
+	}
+	SPI_finish();
+	return found;
+}
+
+/*
+ * The concurrent variants of DROP INDEX and REINDEX run in several
+ * transactions and, for REINDEX, swap relfilenodes between two indexes;
+ * our files follow transactions, not those steps.  Refuse them with the
+ * plain command as the way out.
+ */
+static void
+check_concurrent(Node *stmt)
+{
+	if (IsA(stmt, DropStmt))
+	{
+		DropStmt   *ds = (DropStmt *) stmt;
+
+		if (ds->removeType == OBJECT_INDEX && ds->concurrent && drop_names_our_index(ds))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DROP INDEX CONCURRENTLY is not supported for hybrid_index indexes"),
+					 errhint("Use DROP INDEX without CONCURRENTLY.")));
+	}
+	else if (IsA(stmt, ReindexStmt))
+	{
+		ReindexStmt *rs = (ReindexStmt *) stmt;
+		ListCell   *lc;
+		bool		concurrently = false;
+
+		foreach(lc, rs->params)
+		{
+			DefElem    *opt = (DefElem *) lfirst(lc);
+
+			if (strcmp(opt->defname, "concurrently") == 0 && defGetBoolean(opt))
+				concurrently = true;
+		}
+		if (concurrently && reindex_touches_our_index(rs))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("REINDEX CONCURRENTLY is not supported for hybrid_index indexes"),
+					 errhint("Use REINDEX without CONCURRENTLY.")));
+	}
+}
+
 static void
 hi_process_utility(PlannedStmt *pstmt, const char *queryString,
 				   bool readOnlyTree, ProcessUtilityContext context,
@@ -122,6 +230,7 @@ hi_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	if (IsA(pstmt->utilityStmt, AlterTableStmt))
 		check_alter_tablespace((AlterTableStmt *) pstmt->utilityStmt);
+	check_concurrent(pstmt->utilityStmt);
 
 	if (prev_process_utility)
 		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
