@@ -261,6 +261,7 @@ extern HiIndex *hi_index_create(Relation index, HiAmKind am);
 extern HiIndexShared *hi_slot_lookup(Oid dboid, Oid relnumber);
 extern void hi_slot_release(Oid dboid, Oid relnumber);
 extern void hi_index_checkpoint(HiIndex *idx);
+extern void hi_stats_reset(HiIndexShared *sh);
 extern void hi_index_after_change(HiIndex *idx);
 extern HiIndexOptions *hi_index_options(Relation index);
 extern void hi_error_if_recovery(Relation index);

@@ -93,23 +93,8 @@ hybrid_index_reset_stats(PG_FUNCTION_ARGS)
 {
 	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
 	HiIndex    *idx = hyrtree_open(rel);
-	int			t;
 
-	for (t = 0; t < HI_NUM_TIERS; t++)
-	{
-		HiTierCounters *c = &idx->sh->tiers[t];
-
-		pg_atomic_write_u64(&c->reads, 0);
-		pg_atomic_write_u64(&c->writes, 0);
-		pg_atomic_write_u64(&c->read_batches, 0);
-		pg_atomic_write_u64(&c->write_batches, 0);
-		pg_atomic_write_u64(&c->bytes_read, 0);
-		pg_atomic_write_u64(&c->bytes_written, 0);
-		pg_atomic_write_u64(&c->io_time_us, 0);
-	}
-	pg_atomic_write_u64(&idx->sh->cache_hits, 0);
-	pg_atomic_write_u64(&idx->sh->cache_misses, 0);
-	pg_atomic_write_u64(&idx->sh->log_bytes, 0);
+	hi_stats_reset(idx->sh);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_VOID();
 }

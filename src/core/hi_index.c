@@ -104,17 +104,21 @@ hi_slot_lookup(Oid dboid, Oid relnumber)
 static void
 reset_slot_state(HiIndexShared *sh)
 {
-	int			t;
-
 	sh->loaded = false;
 	sh->building = false;
 	memset(&sh->meta, 0, sizeof(sh->meta));
 	sh->log_base = sh->log_insert = sh->log_flushed = 0;
 	pg_atomic_write_u64(&sh->split_count, 0);
-	pg_atomic_write_u64(&sh->cache_hits, 0);
-	pg_atomic_write_u64(&sh->cache_misses, 0);
-	pg_atomic_write_u64(&sh->log_bytes, 0);
 	pg_atomic_write_u64(&sh->checkpoints, 0);
+	hi_stats_reset(sh);
+}
+
+/* Zero the I/O, cache and log counters (hybrid_index_reset_stats) */
+void
+hi_stats_reset(HiIndexShared *sh)
+{
+	int			t;
+
 	for (t = 0; t < HI_NUM_TIERS; t++)
 	{
 		HiTierCounters *c = &sh->tiers[t];
@@ -127,6 +131,9 @@ reset_slot_state(HiIndexShared *sh)
 		pg_atomic_write_u64(&c->bytes_written, 0);
 		pg_atomic_write_u64(&c->io_time_us, 0);
 	}
+	pg_atomic_write_u64(&sh->cache_hits, 0);
+	pg_atomic_write_u64(&sh->cache_misses, 0);
+	pg_atomic_write_u64(&sh->log_bytes, 0);
 }
 
 /* Find or claim the slot of an index's current relfilenode */
