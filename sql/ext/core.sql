@@ -78,7 +78,7 @@ CREATE FUNCTION hi_intersects(geom1 geometry, geom2 geometry) RETURNS boolean
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE;
 
 CREATE FUNCTION hi_dwithin(geom1 geometry, geom2 geometry, distance float8) RETURNS boolean
-	AS $$ SELECT $1 && ST_Expand($2, $3) AND ST_DWithin($1, $2, $3) $$
+	AS $$ SELECT $1 && ST_Expand($2, $3) AND $2 && ST_Expand($1, $3) AND ST_DWithin($1, $2, $3) $$
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE;
 
 CREATE FUNCTION hi_contains(geom1 geometry, geom2 geometry) RETURNS boolean

@@ -9,6 +9,11 @@
  * PostGIS's box operators compare, and rechecking also guards against any
  * entry left behind by a crash.  kNN distances are lower bounds and are
  * rechecked by the executor (xs_recheckorderby).
+ *
+ * EMPTY geometries match no box predicate, except that PostGIS says
+ * EMPTY ~= EMPTY; a scan whose only quals are "~= EMPTY" returns the EMPTY
+ * rows of the null list, so the index answers what a sequential scan does
+ * (PostGIS's GiST index returns nothing there).
  */
 #include "postgres.h"
 
@@ -25,6 +30,7 @@ typedef struct HyrtreeScan
 	HiIndex    *idx;
 	bool		prepared;
 	bool		no_results;		/* a qual can never be true (NULL/EMPTY) */
+	bool		empty_same;		/* only "~= EMPTY" quals: the EMPTY rows match */
 	RtQual	   *quals;
 	int			nquals;
 	/* filter scans */
@@ -82,6 +88,7 @@ prepare(IndexScanDesc scan)
 
 	so->quals = palloc(sizeof(RtQual) * Max(scan->numberOfKeys, 1));
 	so->nquals = 0;
+	so->empty_same = false;
 	for (i = 0; i < scan->numberOfKeys; i++)
 	{
 		ScanKey		key = &scan->keyData[i];
@@ -95,11 +102,17 @@ prepare(IndexScanDesc scan)
 		q->strategy = key->sk_strategy;
 		if (hi_geom_box(key->sk_argument, &q->box) != HI_KEY_BOX)
 		{
-			so->no_results = true;
+			if (q->strategy == RT_STRATEGY_SAME)
+				so->empty_same = true;
+			else
+				so->no_results = true;
 			continue;
 		}
 		so->nquals++;
 	}
+	/* an entry cannot be EMPTY and satisfy a box qual at once */
+	if (so->empty_same && so->nquals > 0)
+		so->no_results = true;
 	so->prepared = true;
 }
 
@@ -136,7 +149,9 @@ hyrtree_gettuple(IndexScanDesc scan, ScanDirection dir)
 		if (!so->no_results)
 		{
 			pgstat_count_index_scan(scan->indexRelation);
-			if (scan->numberOfOrderBys > 0)
+			if (so->empty_same)
+				rt_collect_nulls(so->idx, true, &so->tids, &so->ntids);
+			else if (scan->numberOfOrderBys > 0)
 				start_knn(scan);
 			else
 			{
@@ -147,7 +162,7 @@ hyrtree_gettuple(IndexScanDesc scan, ScanDirection dir)
 					ItemPointer nulls;
 					Size		nnulls;
 
-					rt_collect_nulls(so->idx, &nulls, &nnulls);
+					rt_collect_nulls(so->idx, false, &nulls, &nnulls);
 					if (nnulls > 0)
 					{
 						so->tids = so->tids ?
@@ -180,6 +195,13 @@ hyrtree_gettuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		scan->xs_heaptid = so->tids[so->pos++];
 		found = true;
+		if (scan->numberOfOrderBys > 0)
+		{
+			/* EMPTY rows: no distance, they sort last */
+			scan->xs_orderbyvals[0] = Float8GetDatum(0);
+			scan->xs_orderbynulls[0] = true;
+			scan->xs_recheckorderby = true;
+		}
 	}
 	scan->xs_recheck = true;
 	MemoryContextSwitchTo(old);
@@ -198,14 +220,17 @@ hyrtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (!so->no_results)
 	{
 		pgstat_count_index_scan(scan->indexRelation);
-		tids = rt_range_search(so->idx, so->quals, so->nquals, &n);
-		if (n > 0)
-			tbm_add_tuples(tbm, tids, (int) n, true);
+		if (!so->empty_same)
+		{
+			tids = rt_range_search(so->idx, so->quals, so->nquals, &n);
+			if (n > 0)
+				tbm_add_tuples(tbm, tids, (int) n, true);
+		}
 		if (so->nquals == 0)
 		{
 			Size		nnulls;
 
-			rt_collect_nulls(so->idx, &tids, &nnulls);
+			rt_collect_nulls(so->idx, so->empty_same, &tids, &nnulls);
 			if (nnulls > 0)
 				tbm_add_tuples(tbm, tids, (int) nnulls, true);
 			n += nnulls;

@@ -118,7 +118,7 @@ extern void rt_bulk_load(HiIndex *idx, RtBuildItem *items, Size n);
 /* rtree_search.c */
 extern ItemPointer rt_range_search(HiIndex *idx, const RtQual *quals, int nquals,
 								   Size *ntids);
-extern void rt_collect_nulls(HiIndex *idx, ItemPointer *tids, Size *n);
+extern void rt_collect_nulls(HiIndex *idx, bool only_empty, ItemPointer *tids, Size *n);
 
 /* rtree_knn.c */
 typedef struct RtKnnState RtKnnState;

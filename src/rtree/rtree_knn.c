@@ -230,7 +230,7 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 
 			boxes = rt_range_search(st->idx, st->quals, st->nquals, &nboxes);
 			if (st->nquals == 0)
-				rt_collect_nulls(st->idx, &nulls, &nnulls);
+				rt_collect_nulls(st->idx, false, &nulls, &nnulls);
 			st->ntail = nboxes + nnulls;
 			st->tail = palloc_extended(sizeof(ItemPointerData) * Max(st->ntail, 1),
 									   MCXT_ALLOC_HUGE);
@@ -240,7 +240,7 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 				memcpy(st->tail + nboxes, nulls, sizeof(ItemPointerData) * nnulls);
 		}
 		else if (st->nquals == 0)
-			rt_collect_nulls(st->idx, &st->tail, &st->ntail);
+			rt_collect_nulls(st->idx, false, &st->tail, &st->ntail);
 	}
 	if (st->tailpos < st->ntail)
 	{

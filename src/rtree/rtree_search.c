@@ -134,9 +134,9 @@ rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, Size *ntids)
 	return out.tids;
 }
 
-/* Every TID of the null list (NULL and EMPTY geometries) */
+/* TIDs of the null list: NULL and EMPTY geometries, or EMPTY ones only */
 void
-rt_collect_nulls(HiIndex *idx, ItemPointer *tids, Size *n)
+rt_collect_nulls(HiIndex *idx, bool only_empty, ItemPointer *tids, Size *n)
 {
 	HiIndexShared *sh = idx->sh;
 	TidList		out = {NULL, 0, 0};
@@ -151,7 +151,8 @@ rt_collect_nulls(HiIndex *idx, ItemPointer *tids, Size *n)
 		int			k;
 
 		for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
-			tids_add(&out, &RT_LEAF(page)[k].tid);
+			if (!only_empty || RT_LEAF(page)[k].kind == HI_KEY_EMPTY)
+				tids_add(&out, &RT_LEAF(page)[k].tid);
 		pageno = rt_null_next(page);
 		hi_frame_release(f);
 		CHECK_FOR_INTERRUPTS();

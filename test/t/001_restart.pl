@@ -1,0 +1,135 @@
+# 001_restart.pl — hyrtree indexes survive clean restarts: after a restart
+# (and after a restart with a tiny cache, so pages come from the files) the
+# index passes hybrid_index_check, returns exactly what a sequential scan
+# returns, and keeps accepting inserts.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use HiTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = HiTest::new_node('restart');
+my $optane_dir = PostgreSQL::Test::Utils::tempdir();
+$node->safe_psql('postgres', "CREATE TABLESPACE optane LOCATION '$optane_dir'");
+
+$node->safe_psql(
+	'postgres', q{
+	SELECT setseed(0.1);
+	CREATE TABLE t (id bigint, geom geometry);
+	INSERT INTO t SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 30000) i;
+	INSERT INTO t SELECT 100000 + i, ST_Buffer(ST_MakePoint(random() * 1000, random() * 1000), random() * 20, 'quad_segs=2')
+	  FROM generate_series(1, 3000) i;
+	INSERT INTO t VALUES (200001, NULL), (200002, 'POINT EMPTY');
+	CREATE INDEX t_idx ON t USING hyrtree (geom) WITH (page_size = 4096);
+	CREATE TABLE u AS SELECT * FROM t;
+	CREATE INDEX u_idx ON u USING hyrtree (geom)
+	  WITH (page_size = 2048, placement = 'upper', optane_tablespace = 'optane');
+	-- changes after the build
+	INSERT INTO t SELECT 300000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 10000) i;
+	DELETE FROM t WHERE id % 5 = 0;
+	INSERT INTO u SELECT 300000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 5000) i;
+});
+
+sub fingerprint
+{
+	my ($tbl) = @_;
+	return HiTest::try_psql($node,
+		'postgres', qq{
+		SET enable_seqscan = off; SET enable_bitmapscan = off;
+		SELECT count(*), sum(id) FROM $tbl WHERE geom && ST_MakeEnvelope(100, 100, 600, 450);
+		SELECT string_agg(id::text, ',') FROM (SELECT id FROM $tbl ORDER BY geom <-> 'POINT(500 500)'::geometry LIMIT 5) s;});
+}
+
+sub full_check
+{
+	my ($label) = @_;
+	for my $ti (['t', 't_idx'], ['u', 'u_idx'])
+	{
+		my ($tbl, $idx) = @$ti;
+		is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('$idx')"), 't', "$label: $idx passes hybrid_index_check");
+		is(HiTest::filters_differential($node, 'postgres', $tbl, $idx, 25, 1000, 7), 'ok',
+			"$label: $idx filters equal seq scan");
+		is(HiTest::knn_differential($node, 'postgres', $tbl, $idx, 8, 1000, 20, 8), 'ok',
+			"$label: $idx kNN equals sorted seq scan");
+		my ($rows, $ids, $ctids) = HiTest::index_scan_counts($node, 'postgres', $tbl);
+		my $heap = $node->safe_psql('postgres',
+			"SELECT count(*) FROM $tbl WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)");
+		is($rows, $heap, "$label: $idx finds every row");
+		is($ids, $rows, "$label: $idx returns no duplicates");
+	}
+	return;
+}
+
+full_check('before restart');
+my $fp_t = fingerprint('t');
+my $fp_u = fingerprint('u');
+my $entries = $node->safe_psql('postgres', "SELECT (hybrid_index_inspect('t_idx')->>'entries') || '/' || (hybrid_index_inspect('t_idx')->>'null_entries')");
+
+$node->restart;
+full_check('after restart');
+is(fingerprint('t'), $fp_t, 'same answers for t after restart');
+is(fingerprint('u'), $fp_u, 'same answers for u after restart');
+is($node->safe_psql('postgres', "SELECT (hybrid_index_inspect('t_idx')->>'entries') || '/' || (hybrid_index_inspect('t_idx')->>'null_entries')"),
+	$entries, 'entry count survives restart');
+is($node->safe_psql('postgres',
+		"SELECT sum(pages) > 0 FROM hybrid_index_stats('u_idx') WHERE tier = 'optane'"),
+	't', 'optane tier still has pages after restart');
+
+# more work after the restart, then a restart with a minimal cache
+$node->safe_psql(
+	'postgres', q{
+	INSERT INTO t SELECT 400000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 10000) i;
+	DELETE FROM u WHERE id % 3 = 0;
+	VACUUM t; VACUUM u;
+});
+full_check('after post-restart changes');
+$fp_t = fingerprint('t');
+$fp_u = fingerprint('u');
+
+$node->append_conf('postgresql.conf', "hybrid_index.cache_size = 1\n");
+$node->restart;
+like($node->safe_psql('postgres', 'SHOW hybrid_index.cache_size'), qr/^1\s*(MB)?$/, 'tiny cache configured');
+full_check('restart with tiny cache');
+is(fingerprint('t'), $fp_t, 'same answers for t with tiny cache');
+is(fingerprint('u'), $fp_u, 'same answers for u with tiny cache');
+
+# sync I/O instead of io_uring gives the same answers
+is(HiTest::try_psql($node, 'postgres', q{
+	SET hybrid_index.io_method = sync;
+	SELECT hybrid_index_check('t_idx') AND hybrid_index_check('u_idx');}), 't',
+	'check passes with io_method = sync');
+is(HiTest::try_psql($node, 'postgres',
+		"INSERT INTO t SELECT 450000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 3000) i"),
+	'', 'inserts work with the tiny cache');
+
+# back to a normal cache; restart with fast shutdown right after a burst of inserts
+$node->append_conf('postgresql.conf', "hybrid_index.cache_size = 64\n");
+$node->restart;
+full_check('normal cache again');
+$node->safe_psql('postgres',
+	"INSERT INTO t SELECT 500000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 5000) i");
+$node->stop('fast');
+$node->start;
+full_check('fast stop after inserts');
+
+# an index whose pages are larger than hybrid_index.max_page_size
+$node->safe_psql('postgres', "CREATE INDEX t_big ON t USING hyrtree (geom) WITH (page_size = 16384)");
+$node->append_conf('postgresql.conf', "hybrid_index.max_page_size = 8192\n");
+$node->restart;
+my ($ret, $out, $err) = $node->psql('postgres', "CREATE INDEX t_big2 ON t USING hyrtree (geom) WITH (page_size = 16384)");
+isnt($ret, 0, 'page_size above hybrid_index.max_page_size is refused');
+like($err, qr/max_page_size/, 'the error names hybrid_index.max_page_size');
+($ret, $out, $err) = $node->psql('postgres', "SELECT hybrid_index_check('t_big')");
+ok($ret == 0 ? $out eq 't' : $err =~ /max_page_size/,
+	'an existing index with larger pages works or fails naming max_page_size')
+  or diag("ret=$ret out=$out err=$err");
+is($node->safe_psql('postgres', 'SELECT 1'), '1', 'server still up');
+$node->safe_psql('postgres', 'DROP INDEX t_big');
+full_check('after lowering max_page_size');
+
+$node->stop;
+done_testing();

