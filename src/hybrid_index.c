@@ -30,7 +30,7 @@
 #include "utils/syscache.h"
 
 #include "hybrid_index.h"
-#include "am/hyrtree.h"
+#include "am/rtam.h"
 
 PG_MODULE_MAGIC;
 

@@ -37,7 +37,10 @@
 /* Access methods built on this core (stored in the map file) */
 typedef enum HiAmKind
 {
-	HI_AM_HYRTREE = 1
+	HI_AM_HYRTREE = 1,
+	HI_AM_EFIND = 2,
+	HI_AM_LBGRID = 3,
+	HI_AM_HGRID = 4
 } HiAmKind;
 
 /* Page placement policies of hyrtree (reloption "placement") */
@@ -170,10 +173,16 @@ typedef struct HiIndexShared
 	bool		loaded;
 	bool		building;		/* ambuild in progress; nothing to load */
 	int			budget_frames;	/* per-index cache budget, 0 = none */
+	int			checkpoint_log_kb;	/* log size that triggers a checkpoint;
+									 * 0 = hybrid_index.checkpoint_log_size */
 	pg_atomic_uint32 nframes;	/* cache frames holding pages of this index */
 
 	HiMeta		meta;
 	pg_atomic_uint64 split_count;	/* bumped by every split, for kNN scans */
+
+	/* AM-specific state saved in the map file at checkpoints (DSA) */
+	dsa_pointer am_blob;
+	uint32		am_blob_len;
 
 	/* page table and slot maps, in the DSA area, protected by map_lock */
 	dsa_pointer pt;
@@ -231,6 +240,9 @@ extern dsa_area *hi_dsa(void);
 extern void hi_check_preloaded(void);
 
 /* ---- per-backend handle on an open index (core/hi_index.c) ---- */
+typedef int HiFrame;			/* a pinned page; -1 = none */
+typedef struct HiPageSource HiPageSource;
+
 typedef struct HiIndex
 {
 	Relation	rel;
@@ -238,7 +250,72 @@ typedef struct HiIndex
 	uint32		generation;
 	HiIndexShared *sh;
 	uint32		page_size;
+	const HiPageSource *pages;	/* where the index structure gets its pages */
 } HiIndex;
+
+/*
+ * How an index structure reads and changes its pages.  The shared page
+ * cache is one source (hi_cache_source, used by hyrtree); an access method
+ * with a buffer design of its own (eFIND's write and read buffers) supplies
+ * another, and the structure code stays the same.
+ */
+struct HiPageSource
+{
+	/* pin the current versions of n distinct pages */
+	void		(*read_batch) (HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames);
+	/* a zeroed, pinned page for a new logical page id */
+	HiFrame		(*new_page) (HiIndex *idx, uint32 pageno);
+	char	   *(*data) (HiIndex *idx, HiFrame f);
+	/* before changing a pinned page, and after */
+	void		(*begin_write) (HiIndex *idx, HiFrame f);
+	void		(*mark_dirty) (HiIndex *idx, HiFrame f);
+	void		(*release) (HiIndex *idx, HiFrame f);
+	/* how many pages to pin at once in one batch */
+	int			(*batch_limit) (HiIndex *idx);
+	/* checkpoint: every change reaches the tier files (tree_lock held) */
+	void		(*flush_all) (HiIndex *idx);
+};
+
+extern const HiPageSource hi_cache_source;
+
+typedef struct HiLogRecord HiLogRecord;
+typedef void (*hi_log_apply_fn) (HiIndex *idx, const HiLogRecord *rec);
+
+/* One page of an index as hybrid_index_pages() shows it */
+typedef struct HiPageInfo
+{
+	uint32		pageno;
+	int			level;
+	int			tier;			/* -1: not written yet */
+	int			nentries;
+	HiBox		box;
+} HiPageInfo;
+
+/*
+ * What the SQL-level functions need of an access method (am/hi_am.c).
+ * Every AM registers one of these from _PG_init.
+ */
+typedef struct HiAmOps
+{
+	const char *name;			/* pg_am.amname */
+	HiAmKind	kind;
+	HiPlacement default_placement;	/* when the index has no reloptions */
+	const HiPageSource *source; /* where its structure gets its pages */
+	hi_log_apply_fn redo;		/* replay of one redo log record */
+	void		(*check) (HiIndex *idx);	/* ERROR on the first violation */
+	char	   *(*inspect_json) (HiIndex *idx);
+	HiPageInfo *(*pages) (HiIndex *idx, Size *n);
+	/* optional: forget per-index state of a dropped/rebuilt relfilenode */
+	void		(*discard) (int slotno, uint32 generation);
+} HiAmOps;
+
+extern void hi_register_am(const HiAmOps *ops);
+extern const HiAmOps *hi_am_ops(Oid amoid);
+extern const HiAmOps *hi_am_ops_by_kind(HiAmKind kind);
+extern bool hi_is_our_am(Oid amoid);
+extern HiIndex *hi_am_open(Relation index);
+extern HiIndex *hi_am_create(Relation index);
+extern void hi_am_discard_all(int slotno, uint32 generation);
 
 typedef struct HiIndexOptions
 {
@@ -253,11 +330,11 @@ typedef struct HiIndexOptions
 	int			optane_capacity;	/* kB, 0 = unlimited */
 } HiIndexOptions;
 
-typedef struct HiLogRecord HiLogRecord;
-typedef void (*hi_log_apply_fn) (HiIndex *idx, const HiLogRecord *rec);
-
-extern HiIndex *hi_index_open_for(Relation index, hi_log_apply_fn apply);
-extern HiIndex *hi_index_create(Relation index, HiAmKind am);
+extern HiIndex *hi_index_open_for(Relation index, hi_log_apply_fn apply,
+								  const HiPageSource *pages);
+extern HiIndex *hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages);
+extern void hi_am_blob_set(HiIndexShared *sh, const char *data, uint32 len);
+extern char *hi_am_blob_get(HiIndexShared *sh, uint32 *len);
 extern HiIndexShared *hi_slot_lookup(Oid dboid, Oid relnumber);
 extern void hi_slot_release(Oid dboid, Oid relnumber);
 extern void hi_index_checkpoint(HiIndex *idx);
@@ -316,8 +393,6 @@ extern void hi_pt_count(HiIndexShared *sh, uint64 *pages_per_tier);
 extern void hi_pt_check(HiIndexShared *sh);
 
 /* ---- cache/page_cache.c ---- */
-typedef int HiFrame;			/* frame number; -1 = none */
-
 extern Size hi_cache_shmem_size(void);
 extern void hi_cache_shmem_init(bool found);
 extern HiFrame hi_cache_read(HiIndex *idx, uint32 pageno);
@@ -333,6 +408,8 @@ extern void hi_cache_flush_index(HiIndexShared *sh, int slotno);
 extern void hi_cache_discard_index(int slotno, uint32 generation);
 extern void hi_cache_release_all(void);
 extern void hi_page_write_direct(HiIndexShared *sh, char **pages, int n);
+extern void hi_page_read_direct(HiIndexShared *sh, const uint32 *pagenos, int n,
+								char **bufs);
 extern uint32 hi_page_checksum(const char *page, uint32 page_size);
 extern void hi_page_verify(HiIndexShared *sh, const char *page, uint32 pageno,
 						   uint32 pte);

@@ -20,7 +20,7 @@
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 
-#include "am/hyrtree.h"
+#include "am/rtam.h"
 #include "rtree/rtree.h"
 
 PG_FUNCTION_INFO_V1(hybrid_index_stats);
@@ -33,11 +33,13 @@ PG_FUNCTION_INFO_V1(hybrid_index_pages);
 
 /* Open a relation that must be an index of one of our access methods */
 static Relation
-open_our_index(Oid relid, LOCKMODE lockmode)
+open_our_index(Oid relid, LOCKMODE lockmode, HiIndex **idx, const HiAmOps **ops)
 {
 	Relation	rel = relation_open(relid, lockmode);
+	const HiAmOps *am = rel->rd_rel->relkind == RELKIND_INDEX ?
+		hi_am_ops(rel->rd_rel->relam) : NULL;
 
-	if (rel->rd_rel->relkind != RELKIND_INDEX || !hi_is_our_am(rel->rd_rel->relam))
+	if (am == NULL)
 	{
 		char	   *name = pstrdup(RelationGetRelationName(rel));
 
@@ -46,6 +48,9 @@ open_our_index(Oid relid, LOCKMODE lockmode)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a hybrid_index index", name)));
 	}
+	*idx = hi_am_open(rel);
+	if (ops)
+		*ops = am;
 	return rel;
 }
 
@@ -60,8 +65,7 @@ hybrid_index_stats(PG_FUNCTION_ARGS)
 	int			t;
 
 	InitMaterializedSRF(fcinfo, 0);
-	rel = open_our_index(relid, AccessShareLock);
-	idx = hyrtree_open(rel);
+	rel = open_our_index(relid, AccessShareLock, &idx, NULL);
 	hi_pt_count(idx->sh, pages);
 	for (t = 0; t < HI_NUM_TIERS; t++)
 	{
@@ -91,8 +95,8 @@ hybrid_index_stats(PG_FUNCTION_ARGS)
 Datum
 hybrid_index_reset_stats(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
-	HiIndex    *idx = hyrtree_open(rel);
+	HiIndex    *idx;
+	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, NULL);
 
 	hi_stats_reset(idx->sh);
 	relation_close(rel, AccessShareLock);
@@ -102,9 +106,10 @@ hybrid_index_reset_stats(PG_FUNCTION_ARGS)
 Datum
 hybrid_index_inspect(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
-	HiIndex    *idx = hyrtree_open(rel);
-	char	   *json = rt_inspect_json(idx);
+	HiIndex    *idx;
+	const HiAmOps *am;
+	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
+	char	   *json = am->inspect_json(idx);
 
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
@@ -113,10 +118,11 @@ hybrid_index_inspect(PG_FUNCTION_ARGS)
 Datum
 hybrid_index_check(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
-	HiIndex    *idx = hyrtree_open(rel);
+	HiIndex    *idx;
+	const HiAmOps *am;
+	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
 
-	rt_check(idx);
+	am->check(idx);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_BOOL(true);
 }
@@ -124,8 +130,8 @@ hybrid_index_check(PG_FUNCTION_ARGS)
 Datum
 hybrid_index_checkpoint(PG_FUNCTION_ARGS)
 {
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
-	HiIndex    *idx = hyrtree_open(rel);
+	HiIndex    *idx;
+	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, NULL);
 
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
 	hi_index_checkpoint(idx);
@@ -145,8 +151,7 @@ hybrid_index_files(PG_FUNCTION_ARGS)
 	int			k;
 
 	InitMaterializedSRF(fcinfo, 0);
-	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
-	idx = hyrtree_open(rel);
+	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, NULL);
 	sh = idx->sh;
 	for (k = 0; k < 4; k++)
 	{
@@ -178,14 +183,14 @@ hybrid_index_pages(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Relation	rel;
 	HiIndex    *idx;
-	RtPageInfo *pages;
+	HiPageInfo *pages;
 	Size		n;
 	Size		i;
+	const HiAmOps *am;
 
 	InitMaterializedSRF(fcinfo, 0);
-	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock);
-	idx = hyrtree_open(rel);
-	pages = rt_pages(idx, &n);
+	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
+	pages = am->pages(idx, &n);
 	for (i = 0; i < n; i++)
 	{
 		Datum		values[6];

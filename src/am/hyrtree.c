@@ -20,7 +20,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
-#include "am/hyrtree.h"
+#include "am/rtam.h"
 #include "rtree/rtree.h"
 
 PG_FUNCTION_INFO_V1(hyrtree_handler);
@@ -46,9 +46,22 @@ validate_tablespace_name(const char *value)
 				 errmsg("optane_tablespace \"%s\" does not exist", value)));
 }
 
+static const HiAmOps hyrtree_ops = {
+	.name = "hyrtree",
+	.kind = HI_AM_HYRTREE,
+	.default_placement = HI_PLACEMENT_WMA,
+	.source = &hi_cache_source,
+	.redo = rt_redo,
+	.check = rt_check,
+	.inspect_json = rt_inspect_json,
+	.pages = rt_pages,
+	.discard = NULL
+};
+
 void
 hyrtree_init(void)
 {
+	hi_register_am(&hyrtree_ops);
 	hyrtree_relopt_kind = add_reloption_kind();
 	add_int_reloption(hyrtree_relopt_kind, "page_size",
 					  "Index page size in bytes (a power of two)",
@@ -113,133 +126,9 @@ hyrtree_options(Datum reloptions, bool validate)
 	return (bytea *) opts;
 }
 
-/* Operators of an opclass must be ours: &&, ~=, ~, @ and <-> for ORDER BY */
-static bool
-hyrtree_validate(Oid opclassoid)
-{
-	HeapTuple	tup;
-	Form_pg_opclass form;
-	CatCList   *oprlist;
-	bool		ok = true;
-	int			i;
-
-	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
-	form = (Form_pg_opclass) GETSTRUCT(tup);
-	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(form->opcfamily));
-	for (i = 0; i < oprlist->n_members; i++)
-	{
-		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
-		bool		search_ok = op->amopstrategy == RT_STRATEGY_OVERLAP ||
-			op->amopstrategy == RT_STRATEGY_SAME ||
-			op->amopstrategy == RT_STRATEGY_CONTAINS ||
-			op->amopstrategy == RT_STRATEGY_WITHIN;
-
-		if (op->amoppurpose == AMOP_SEARCH ? !search_ok :
-			op->amopstrategy != RT_STRATEGY_DISTANCE)
-		{
-			ereport(INFO,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("operator family \"%s\" of access method hyrtree contains operator %s with invalid strategy number %d",
-							NameStr(form->opcname), format_operator(op->amopopr),
-							op->amopstrategy)));
-			ok = false;
-		}
-	}
-	ReleaseCatCacheList(oprlist);
-	ReleaseSysCache(tup);
-	return ok;
-}
-
-static char *
-hyrtree_buildphasename(int64 phasenum)
-{
-	switch (phasenum)
-	{
-		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
-			return "initializing";
-		case HYRTREE_PHASE_LOAD:
-			return "sorting entries";
-		case HYRTREE_PHASE_WRITE:
-			return "writing pages";
-		default:
-			return NULL;
-	}
-}
-
 Datum
 hyrtree_handler(PG_FUNCTION_ARGS)
 {
-	IndexAmRoutine *am = makeNode(IndexAmRoutine);
-
 	hi_check_preloaded();
-
-	am->amstrategies = 0;
-	am->amsupport = 0;
-	am->amoptsprocnum = 0;
-	am->amcanorder = false;
-	am->amcanorderbyop = true;
-	am->amcanbackward = false;
-	am->amcanunique = false;
-	am->amcanmulticol = false;
-	am->amoptionalkey = true;
-	am->amsearcharray = false;
-	am->amsearchnulls = false;
-	am->amstorage = false;
-	am->amclusterable = false;
-	am->ampredlocks = false;
-	am->amcanparallel = false;
-	am->amcaninclude = false;
-	am->amusemaintenanceworkmem = false;
-	am->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
-	am->amkeytype = InvalidOid;
-
-	am->ambuild = hyrtree_build;
-	am->ambuildempty = hyrtree_buildempty;
-	am->aminsert = hyrtree_insert;
-	am->ambulkdelete = hyrtree_bulkdelete;
-	am->amvacuumcleanup = hyrtree_vacuumcleanup;
-	am->amcanreturn = NULL;
-	am->amcostestimate = hyrtree_costestimate;
-	am->amoptions = hyrtree_options;
-	am->amproperty = NULL;
-	am->ambuildphasename = hyrtree_buildphasename;
-	am->amvalidate = hyrtree_validate;
-	am->amadjustmembers = NULL;
-	am->ambeginscan = hyrtree_beginscan;
-	am->amrescan = hyrtree_rescan;
-	am->amgettuple = hyrtree_gettuple;
-	am->amgetbitmap = hyrtree_getbitmap;
-	am->amendscan = hyrtree_endscan;
-	am->ammarkpos = NULL;
-	am->amrestrpos = NULL;
-	am->amestimateparallelscan = NULL;
-	am->aminitparallelscan = NULL;
-	am->amparallelrescan = NULL;
-
-	PG_RETURN_POINTER(am);
-}
-
-/* Is this access method one of ours? */
-bool
-hi_is_our_am(Oid amoid)
-{
-	char	   *name;
-	bool		ours;
-
-	if (!OidIsValid(amoid))
-		return false;
-	name = get_am_name(amoid);
-	ours = name != NULL && strcmp(name, "hyrtree") == 0;
-	if (name)
-		pfree(name);
-	return ours;
-}
-
-/* Open a hyrtree index for use (loading and recovering it if needed) */
-HiIndex *
-hyrtree_open(Relation index)
-{
-	return hi_index_open_for(index, rt_redo);
+	PG_RETURN_POINTER(rtam_routine(hyrtree_options));
 }

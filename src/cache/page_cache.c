@@ -326,6 +326,61 @@ hi_page_write_direct(HiIndexShared *sh, char **pages, int n)
 }
 
 /*
+ * Read the stored versions of n pages into caller-supplied buffers
+ * (HI_IO_ALIGN-aligned, page_size each) in one batch, bypassing the cache:
+ * for page sources with buffers of their own.  Checksums are verified.
+ */
+void
+hi_page_read_direct(HiIndexShared *sh, const uint32 *pagenos, int n, char **bufs)
+{
+	HiIoReq    *reqs;
+	uint32	   *ptes;
+	char	   *paths[HI_NUM_TIERS] = {NULL, NULL};
+	uint32		psize = sh->meta.page_size;
+	int			i;
+
+	if (n == 0)
+		return;
+	reqs = palloc(sizeof(HiIoReq) * n);
+	ptes = palloc(sizeof(uint32) * n);
+	/* a checkpoint must not free the slots while we read them */
+	LWLockAcquire(&sh->ckpt_lock, LW_SHARED);
+	PG_TRY();
+	{
+		for (i = 0; i < n; i++)
+		{
+			uint32		e = hi_pt_get(sh, pagenos[i]);
+			int			tier;
+
+			if (!HI_PTE_MAPPED(e))
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("page %u of index %u has no storage", pagenos[i], sh->indexoid)));
+			tier = HI_PTE_TIER(e);
+			if (paths[tier] == NULL)
+				paths[tier] = hi_slot_path(sh, tier);
+			ptes[i] = e;
+			reqs[i].fd = hi_file_open(sh, tier, false);
+			reqs[i].tier = tier;
+			reqs[i].offset = (off_t) HI_PTE_SLOT(e) * psize;
+			reqs[i].buf = bufs[i];
+			reqs[i].len = psize;
+			reqs[i].path = paths[tier];
+		}
+		hi_io_batch(sh, reqs, n, false);
+		for (i = 0; i < n; i++)
+			hi_page_verify(sh, bufs[i], pagenos[i], ptes[i]);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(&sh->ckpt_lock);
+	}
+	PG_END_TRY();
+	pfree(reqs);
+	pfree(ptes);
+}
+
+/*
  * Write out frames that the caller has pinned and marked FR_IO (and that
  * are dirty), grouped per index.  Clears DIRTY and IO.
  */
@@ -1019,3 +1074,58 @@ hi_cache_release_all(void)
 		while (local_pins[f] > 0)
 			unpin(f);
 }
+
+/* ---- the shared cache as a page source (hyrtree) ---- */
+
+static void
+src_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
+{
+	hi_cache_read_batch(idx, pagenos, n, frames);
+}
+
+static HiFrame
+src_new_page(HiIndex *idx, uint32 pageno)
+{
+	return hi_cache_new_page(idx, pageno);
+}
+
+static char *
+src_data(HiIndex *idx, HiFrame f)
+{
+	return hi_frame_data(f);
+}
+
+static void
+src_begin_write(HiIndex *idx, HiFrame f)
+{
+	hi_frame_begin_write(f);
+}
+
+static void
+src_mark_dirty(HiIndex *idx, HiFrame f)
+{
+	hi_frame_mark_dirty(f);
+}
+
+static void
+src_release(HiIndex *idx, HiFrame f)
+{
+	hi_frame_release(f);
+}
+
+static void
+src_flush_all(HiIndex *idx)
+{
+	hi_cache_flush_index(idx->sh, idx->slotno);
+}
+
+const HiPageSource hi_cache_source = {
+	src_read_batch,
+	src_new_page,
+	src_data,
+	src_begin_write,
+	src_mark_dirty,
+	src_release,
+	hi_cache_batch_limit,
+	src_flush_all
+};

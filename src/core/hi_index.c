@@ -106,6 +106,7 @@ reset_slot_state(HiIndexShared *sh)
 {
 	sh->loaded = false;
 	sh->building = false;
+	sh->checkpoint_log_kb = 0;
 	memset(&sh->meta, 0, sizeof(sh->meta));
 	sh->log_base = sh->log_insert = sh->log_flushed = 0;
 	pg_atomic_write_u64(&sh->split_count, 0);
@@ -216,7 +217,7 @@ make_handle(Relation index, HiIndexShared *sh)
  * caller passes the AM's redo function for log replay.
  */
 HiIndex *
-hi_index_open_for(Relation index, hi_log_apply_fn apply)
+hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pages)
 {
 	HiIndex    *idx = (HiIndex *) index->rd_amcache;
 	HiIndexShared *sh;
@@ -229,6 +230,7 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply)
 		idx->sh->dboid == MyDatabaseId && idx->sh->loaded)
 	{
 		idx->rel = index;
+		idx->pages = pages;
 		return idx;
 	}
 
@@ -256,6 +258,7 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply)
 				sh->log_base = sh->meta.ckpt_lsn;
 				sh->log_insert = sh->log_flushed = sh->log_base;
 				idx = make_handle(index, sh);
+				idx->pages = pages;
 				LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
 				sh->loaded = true;	/* frames may be used from here on */
 				replayed = hi_log_replay(idx, apply);
@@ -280,7 +283,9 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply)
 		}
 		LWLockRelease(&sh->load_lock);
 	}
-	return make_handle(index, sh);
+	idx = make_handle(index, sh);
+	idx->pages = pages;
+	return idx;
 }
 
 /*
@@ -289,7 +294,7 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply)
  * commit.
  */
 HiIndex *
-hi_index_create(Relation index, HiAmKind am)
+hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages)
 {
 	HiIndexShared *sh;
 	HiIndexOptions *opts = hi_index_options(index);
@@ -312,6 +317,7 @@ hi_index_create(Relation index, HiAmKind am)
 	/* the same relfilenode rebuilt (TRUNCATE in the creating transaction) */
 	hi_cache_discard_index(sh - hi_shared->indexes, sh->generation);
 	hi_place_forget(sh - hi_shared->indexes, sh->generation);
+	hi_am_discard_all(sh - hi_shared->indexes, sh->generation);
 	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
 	sh->generation++;
 	LWLockRelease(&hi_shared->registry_lock);
@@ -323,7 +329,8 @@ hi_index_create(Relation index, HiAmKind am)
 	sh->meta.version = HI_META_VERSION;
 	sh->meta.am = am;
 	sh->meta.page_size = page_size;
-	sh->meta.placement = opts ? opts->placement : HI_PLACEMENT_WMA;
+	sh->meta.placement = opts ? opts->placement :
+		hi_am_ops_by_kind(am)->default_placement;
 	sh->meta.root = HI_INVALID_PAGE;
 	sh->meta.null_head = HI_INVALID_PAGE;
 	sh->meta.null_tail = HI_INVALID_PAGE;
@@ -336,6 +343,7 @@ hi_index_create(Relation index, HiAmKind am)
 
 	index->rd_amcache = NULL;
 	idx = make_handle(index, sh);
+	idx->pages = pages;
 	hi_files_create(sh);
 	hi_files_schedule_old_removal(RelationGetRelid(index), sh->spcoid[HI_TIER_FLASH],
 								  sh->relnumber);
@@ -356,7 +364,7 @@ hi_index_checkpoint(HiIndex *idx)
 	if (!RecoveryInProgress())
 		XLogFlush(GetXLogInsertRecPtr());
 
-	hi_cache_flush_index(sh, idx->slotno);
+	idx->pages->flush_all(idx);
 
 	/*
 	 * No page is dirty now and none can be dirtied (tree_lock), but clean
@@ -394,7 +402,10 @@ hi_index_checkpoint(HiIndex *idx)
 void
 hi_index_after_change(HiIndex *idx)
 {
-	if (hi_log_size(idx->sh) >= (uint64) hi_checkpoint_log_kb * 1024)
+	int			kb = idx->sh->checkpoint_log_kb > 0 ? idx->sh->checkpoint_log_kb :
+		hi_checkpoint_log_kb;
+
+	if (hi_log_size(idx->sh) >= (uint64) kb * 1024)
 		hi_index_checkpoint(idx);
 }
 
@@ -421,6 +432,7 @@ hi_slot_release(Oid dboid, Oid relnumber)
 
 	hi_cache_discard_index(sh - hi_shared->indexes, gen);
 	hi_place_forget(sh - hi_shared->indexes, gen);
+	hi_am_discard_all(sh - hi_shared->indexes, gen);
 	hi_files_forget(sh);
 	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
 	hi_pt_free(sh);

@@ -91,6 +91,7 @@ hi_shmem_startup(void)
 				pg_atomic_init_u64(&c->io_time_us, 0);
 			}
 			sh->pt = InvalidDsaPointer;
+			sh->am_blob = InvalidDsaPointer;
 			for (t = 0; t < HI_NUM_TIERS; t++)
 				sh->slotmap[t] = InvalidDsaPointer;
 		}

@@ -70,6 +70,58 @@ rt_box_enlargement(const HiBox *a, const HiBox *b, double area_a)
 	return w * h - area_a;
 }
 
+/* Page access through the index's page source (see HiPageSource) */
+static inline void
+rt_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
+{
+	idx->pages->read_batch(idx, pagenos, n, frames);
+}
+
+static inline HiFrame
+rt_read(HiIndex *idx, uint32 pageno)
+{
+	HiFrame		f;
+
+	idx->pages->read_batch(idx, &pageno, 1, &f);
+	return f;
+}
+
+static inline HiFrame
+rt_new_page(HiIndex *idx, uint32 pageno)
+{
+	return idx->pages->new_page(idx, pageno);
+}
+
+static inline char *
+rt_data(HiIndex *idx, HiFrame f)
+{
+	return idx->pages->data(idx, f);
+}
+
+static inline void
+rt_begin_write(HiIndex *idx, HiFrame f)
+{
+	idx->pages->begin_write(idx, f);
+}
+
+static inline void
+rt_mark_dirty(HiIndex *idx, HiFrame f)
+{
+	idx->pages->mark_dirty(idx, f);
+}
+
+static inline void
+rt_release(HiIndex *idx, HiFrame f)
+{
+	idx->pages->release(idx, f);
+}
+
+static inline int
+rt_batch_limit(HiIndex *idx)
+{
+	return idx->pages->batch_limit(idx);
+}
+
 /* minimum fill of a page after a split (Guttman's m), 40 % */
 #define RT_MIN_FILL_PCT 40
 
@@ -138,15 +190,6 @@ extern void rt_delete_entry(HiIndex *idx, HiKeyKind kind, const HiBox *box,
 extern void rt_check(HiIndex *idx);
 extern char *rt_inspect_json(HiIndex *idx);
 
-typedef struct RtPageInfo
-{
-	uint32		pageno;
-	int			level;
-	int			tier;			/* -1: not written yet */
-	int			nentries;
-	HiBox		box;
-} RtPageInfo;
-
-extern RtPageInfo *rt_pages(HiIndex *idx, Size *n);
+extern HiPageInfo *rt_pages(HiIndex *idx, Size *n);
 
 #endif							/* RTREE_H */

@@ -75,8 +75,8 @@ rt_check(HiIndex *idx)
 		}
 		for (i = 0; i < ncur; i++)
 		{
-			HiFrame		f = hi_cache_read(idx, cur[i]);
-			char	   *page = hi_frame_data(f);
+			HiFrame		f = rt_read(idx, cur[i]);
+			char	   *page = rt_data(idx, f);
 			HiPageHeader *h = RT_PAGE_HDR(page);
 			HiBox		pbox;
 			int			k;
@@ -115,7 +115,7 @@ rt_check(HiIndex *idx)
 						CHECK_FAIL("Leaf page %u holds a NULL or EMPTY entry.", cur[i]);
 				leaf_entries += h->nentries;
 			}
-			hi_frame_release(f);
+			rt_release(idx, f);
 			CHECK_FOR_INTERRUPTS();
 		}
 		pfree(cur);
@@ -137,8 +137,8 @@ rt_check(HiIndex *idx)
 		int			k;
 
 		mark_seen(idx, seen, pageno);
-		f = hi_cache_read(idx, pageno);
-		page = hi_frame_data(f);
+		f = rt_read(idx, pageno);
+		page = rt_data(idx, f);
 		npages_seen++;
 		if (!(RT_PAGE_HDR(page)->flags & HI_PAGE_FLAG_NULLS))
 			CHECK_FAIL("Page %u in the null list is not a null-list page.", pageno);
@@ -150,7 +150,7 @@ rt_check(HiIndex *idx)
 			CHECK_FAIL("The null list ends at page %u, not at its tail %u.", pageno,
 					   meta->null_tail);
 		pageno = rt_null_next(page);
-		hi_frame_release(f);
+		rt_release(idx, f);
 	}
 	if (null_entries != meta->nnulls)
 		CHECK_FAIL("The null list holds %llu entries, the metadata says %llu.",
@@ -196,10 +196,11 @@ rt_inspect_json(HiIndex *idx)
 	LWLockAcquire(&sh->tree_lock, LW_SHARED);
 	hi_place_suspended = true;
 	appendStringInfo(&buf,
-					 "{\"am\": \"hyrtree\", \"page_size\": %u, \"placement\": \"%s\", "
+					 "{\"am\": \"%s\", \"page_size\": %u, \"placement\": \"%s\", "
 					 "\"height\": %u, \"entries\": %llu, \"null_entries\": %llu, "
 					 "\"pages\": %u, \"checkpoints\": %llu, \"log_bytes\": %llu, "
 					 "\"cache_frames\": %u, \"cache_budget_frames\": %d, \"levels\": [",
+					 hi_am_ops_by_kind(meta->am) ? hi_am_ops_by_kind(meta->am)->name : "?",
 					 meta->page_size,
 					 meta->placement == HI_PLACEMENT_UPPER ? "upper" :
 					 meta->placement == HI_PLACEMENT_WMA ? "wma" :
@@ -226,8 +227,8 @@ rt_inspect_json(HiIndex *idx)
 			next = palloc_extended(sizeof(uint32) * ncur * cap, MCXT_ALLOC_HUGE);
 		for (i = 0; i < ncur; i++)
 		{
-			HiFrame		f = hi_cache_read(idx, cur[i]);
-			char	   *page = hi_frame_data(f);
+			HiFrame		f = rt_read(idx, cur[i]);
+			char	   *page = rt_data(idx, f);
 			uint32		pte = hi_pt_get(sh, cur[i]);
 			int			k;
 
@@ -238,7 +239,7 @@ rt_inspect_json(HiIndex *idx)
 			if (level > 0)
 				for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
 					next[nnext++] = RT_INTERNAL(page)[k].child;
-			hi_frame_release(f);
+			rt_release(idx, f);
 		}
 		appendStringInfo(&buf,
 						 "%s{\"level\": %d, \"nodes\": %zu, \"flash\": %llu, \"optane\": %llu, "
@@ -268,11 +269,11 @@ rt_inspect_json(HiIndex *idx)
 }
 
 /* Every page of the tree, top down (hybrid_index_pages) */
-RtPageInfo *
+HiPageInfo *
 rt_pages(HiIndex *idx, Size *nout)
 {
 	HiIndexShared *sh = idx->sh;
-	RtPageInfo *out;
+	HiPageInfo *out;
 	Size		o = 0;
 	uint32	   *cur;
 	Size		ncur = 1;
@@ -280,7 +281,7 @@ rt_pages(HiIndex *idx, Size *nout)
 
 	LWLockAcquire(&sh->tree_lock, LW_SHARED);
 	hi_place_suspended = true;
-	out = palloc_extended(sizeof(RtPageInfo) * Max(sh->meta.npages, 1), MCXT_ALLOC_HUGE);
+	out = palloc_extended(sizeof(HiPageInfo) * Max(sh->meta.npages, 1), MCXT_ALLOC_HUGE);
 	cur = palloc(sizeof(uint32));
 	cur[0] = sh->meta.root;
 	for (level = sh->meta.height - 1; level >= 0; level--)
@@ -294,8 +295,8 @@ rt_pages(HiIndex *idx, Size *nout)
 								   MCXT_ALLOC_HUGE);
 		for (i = 0; i < ncur && o < sh->meta.npages; i++)
 		{
-			HiFrame		f = hi_cache_read(idx, cur[i]);
-			char	   *page = hi_frame_data(f);
+			HiFrame		f = rt_read(idx, cur[i]);
+			char	   *page = rt_data(idx, f);
 			uint32		pte = hi_pt_get(sh, cur[i]);
 			int			k;
 
@@ -308,7 +309,7 @@ rt_pages(HiIndex *idx, Size *nout)
 			if (level > 0)
 				for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
 					next[nnext++] = RT_INTERNAL(page)[k].child;
-			hi_frame_release(f);
+			rt_release(idx, f);
 		}
 		pfree(cur);
 		cur = next;

@@ -34,10 +34,10 @@ rt_init_empty(HiIndex *idx)
 {
 	HiMeta	   *meta = &idx->sh->meta;
 	uint32		root = meta->npages++;
-	HiFrame		f = hi_cache_new_page(idx, root);
+	HiFrame		f = rt_new_page(idx, root);
 
-	rt_page_init(hi_frame_data(f), root, 0, 0);
-	hi_frame_release(f);
+	rt_page_init(rt_data(idx, f), root, 0, 0);
+	rt_release(idx, f);
 	meta->root = root;
 	meta->height = 1;
 }
@@ -124,18 +124,18 @@ null_insert(HiIndex *idx, HiKeyKind kind, ItemPointer tid)
 
 	if (meta->null_tail != HI_INVALID_PAGE)
 	{
-		tail = hi_cache_read(idx, meta->null_tail);
-		if (RT_PAGE_HDR(hi_frame_data(tail))->nentries >=
+		tail = rt_read(idx, meta->null_tail);
+		if (RT_PAGE_HDR(rt_data(idx, tail))->nentries >=
 			rt_leaf_capacity(idx->page_size))
 		{
 			uint32		newno = meta->npages++;
-			HiFrame		nf = hi_cache_new_page(idx, newno);
+			HiFrame		nf = rt_new_page(idx, newno);
 
-			rt_page_init(hi_frame_data(nf), newno, 0, HI_PAGE_FLAG_NULLS);
-			hi_frame_begin_write(tail);
-			rt_set_null_next(hi_frame_data(tail), newno);
-			hi_frame_mark_dirty(tail);
-			hi_frame_release(tail);
+			rt_page_init(rt_data(idx, nf), newno, 0, HI_PAGE_FLAG_NULLS);
+			rt_begin_write(idx, tail);
+			rt_set_null_next(rt_data(idx, tail), newno);
+			rt_mark_dirty(idx, tail);
+			rt_release(idx, tail);
 			tail = nf;
 			meta->null_tail = newno;
 		}
@@ -144,18 +144,18 @@ null_insert(HiIndex *idx, HiKeyKind kind, ItemPointer tid)
 	{
 		uint32		newno = meta->npages++;
 
-		tail = hi_cache_new_page(idx, newno);
-		rt_page_init(hi_frame_data(tail), newno, 0, HI_PAGE_FLAG_NULLS);
+		tail = rt_new_page(idx, newno);
+		rt_page_init(rt_data(idx, tail), newno, 0, HI_PAGE_FLAG_NULLS);
 		meta->null_head = meta->null_tail = newno;
 	}
-	hi_frame_begin_write(tail);
-	page = hi_frame_data(tail);
+	rt_begin_write(idx, tail);
+	page = rt_data(idx, tail);
 	e = &RT_LEAF(page)[RT_PAGE_HDR(page)->nentries++];
 	memset(e, 0, sizeof(*e));
 	e->tid = *tid;
 	e->kind = (uint8) kind;
-	hi_frame_mark_dirty(tail);
-	hi_frame_release(tail);
+	rt_mark_dirty(idx, tail);
+	rt_release(idx, tail);
 	meta->nnulls++;
 }
 
@@ -190,10 +190,10 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 	pageno = meta->root;
 	for (l = height - 1; l >= 0; l--)
 	{
-		path[l] = hi_cache_read(idx, pageno);
+		path[l] = rt_read(idx, pageno);
 		if (l > 0)
 		{
-			char	   *page = hi_frame_data(path[l]);
+			char	   *page = rt_data(idx, path[l]);
 
 			slot[l] = choose_entry(page, box);
 			pageno = RT_INTERNAL(page)[slot[l]].child;
@@ -203,7 +203,7 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 	/* plan: how many levels split, and the new pages they need */
 	nsplit = 0;
 	while (nsplit < height &&
-		   RT_PAGE_HDR(hi_frame_data(path[nsplit]))->nentries + 1 >
+		   RT_PAGE_HDR(rt_data(idx, path[nsplit]))->nentries + 1 >
 		   page_capacity(idx, nsplit))
 		nsplit++;
 	root_split = (nsplit == height);
@@ -212,13 +212,13 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 	for (l = 0; l < nsplit + (root_split ? 1 : 0); l++)
 	{
 		newno[l] = meta->npages;
-		newf[l] = hi_cache_new_page(idx, newno[l]);
+		newf[l] = rt_new_page(idx, newno[l]);
 		meta->npages++;
 	}
 
 	/* apply, bottom up */
 	for (l = 0; l < height; l++)
-		hi_frame_begin_write(path[l]);
+		rt_begin_write(idx, path[l]);
 
 	memset(&leafe, 0, sizeof(leafe));
 	leafe.box = *box;
@@ -227,7 +227,7 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 
 	for (l = 0; l < height; l++)
 	{
-		char	   *page = hi_frame_data(path[l]);
+		char	   *page = rt_data(idx, path[l]);
 		HiPageHeader *h = RT_PAGE_HDR(page);
 		Size		esz = l == 0 ? sizeof(RtLeafEntry) : sizeof(RtInternalEntry);
 		const char *newentry = l == 0 ? (const char *) &leafe : (const char *) &carry;
@@ -241,15 +241,15 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 		if (l < nsplit)
 		{
 			char	   *all = palloc((h->nentries + 1) * esz);
-			char	   *right = hi_frame_data(newf[l]);
+			char	   *right = rt_data(idx, newf[l]);
 
 			memcpy(all, page + RT_HEADER_SIZE, h->nentries * esz);
 			memcpy(all + h->nentries * esz, newentry, esz);
 			rt_page_init(right, newno[l], l, 0);
 			split_into(idx, page, right, all, h->nentries + 1, esz, &lbox, &rbox);
 			pfree(all);
-			hi_frame_mark_dirty(path[l]);
-			hi_frame_mark_dirty(newf[l]);
+			rt_mark_dirty(idx, path[l]);
+			rt_mark_dirty(idx, newf[l]);
 			carry.box = rbox;
 			carry.child = newno[l];
 			continue;
@@ -261,15 +261,15 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 			memcpy(page + RT_HEADER_SIZE + h->nentries * esz, newentry, esz);
 			h->nentries++;
 		}
-		hi_frame_mark_dirty(path[l]);
+		rt_mark_dirty(idx, path[l]);
 
 		/* AdjustTree: ancestors' boxes now also cover the new entry */
 		for (l = l + 1; l < height; l++)
 		{
-			char	   *up = hi_frame_data(path[l]);
+			char	   *up = rt_data(idx, path[l]);
 
 			hi_box_union(&RT_INTERNAL(up)[slot[l]].box, box);
-			hi_frame_mark_dirty(path[l]);
+			rt_mark_dirty(idx, path[l]);
 		}
 		break;
 	}
@@ -277,7 +277,7 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 	if (root_split)
 	{
 		uint32		rootno = newno[nsplit];
-		char	   *root = hi_frame_data(newf[nsplit]);
+		char	   *root = rt_data(idx, newf[nsplit]);
 		RtInternalEntry *e;
 
 		rt_page_init(root, rootno, height, 0);
@@ -286,7 +286,7 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 		e[0].child = meta->root;
 		e[1] = carry;
 		RT_PAGE_HDR(root)->nentries = 2;
-		hi_frame_mark_dirty(newf[nsplit]);
+		rt_mark_dirty(idx, newf[nsplit]);
 		meta->root = rootno;
 		meta->height++;
 	}
@@ -294,9 +294,9 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 		pg_atomic_fetch_add_u64(&idx->sh->split_count, 1);
 
 	for (l = 0; l < height; l++)
-		hi_frame_release(path[l]);
+		rt_release(idx, path[l]);
 	for (l = 0; l < nsplit + (root_split ? 1 : 0); l++)
-		hi_frame_release(newf[l]);
+		rt_release(idx, newf[l]);
 	meta->nentries++;
 	pfree(path);
 	pfree(slot);

@@ -80,7 +80,7 @@ rt_knn_begin(HiIndex *idx, const HiBox *query, bool query_empty,
 	st->nquals = nquals;
 	st->quals = palloc(sizeof(RtQual) * Max(nquals, 1));
 	memcpy(st->quals, quals, sizeof(RtQual) * nquals);
-	st->heapcxt = AllocSetContextCreate(CurrentMemoryContext, "hyrtree knn",
+	st->heapcxt = AllocSetContextCreate(CurrentMemoryContext, "rtree knn",
 										ALLOCSET_DEFAULT_SIZES);
 	st->maxat_last = 16;
 	st->at_last = palloc(sizeof(ItemPointerData) * st->maxat_last);
@@ -188,8 +188,8 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 				return true;
 			}
 
-			f = hi_cache_read(st->idx, it->pageno);
-			page = hi_frame_data(f);
+			f = rt_read(st->idx, it->pageno);
+			page = rt_data(st->idx, f);
 			nent = RT_PAGE_HDR(page)->nentries;
 			if (RT_PAGE_HDR(page)->level > 0)
 			{
@@ -209,7 +209,7 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 						push(st, hi_box_distance(&e[k].box, &st->query), true,
 							 HI_INVALID_PAGE, &e[k].tid);
 			}
-			hi_frame_release(f);
+			rt_release(st->idx, f);
 			pfree(it);
 			CHECK_FOR_INTERRUPTS();
 		}

@@ -65,7 +65,7 @@ rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, Size *ntids)
 	Size		ncur = 1;
 	Size		maxcur = 64;
 	int			level;
-	int			chunk = hi_cache_batch_limit(idx);
+	int			chunk = rt_batch_limit(idx);
 	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
 
 	LWLockAcquire(&sh->tree_lock, LW_SHARED);
@@ -83,10 +83,10 @@ rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, Size *ntids)
 			int			n = (int) Min((Size) chunk, ncur - start);
 			int			i;
 
-			hi_cache_read_batch(idx, cur + start, n, frames);
+			rt_read_batch(idx, cur + start, n, frames);
 			for (i = 0; i < n; i++)
 			{
-				char	   *page = hi_frame_data(frames[i]);
+				char	   *page = rt_data(idx, frames[i]);
 				int			nent = RT_PAGE_HDR(page)->nentries;
 				int			k;
 
@@ -116,7 +116,7 @@ rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, Size *ntids)
 						if (rt_leaf_consistent(quals, nquals, &e[k].box))
 							tids_add(&out, &e[k].tid);
 				}
-				hi_frame_release(frames[i]);
+				rt_release(idx, frames[i]);
 			}
 			CHECK_FOR_INTERRUPTS();
 		}
@@ -146,15 +146,15 @@ rt_collect_nulls(HiIndex *idx, bool only_empty, ItemPointer *tids, Size *n)
 	pageno = sh->meta.null_head;
 	while (pageno != HI_INVALID_PAGE)
 	{
-		HiFrame		f = hi_cache_read(idx, pageno);
-		char	   *page = hi_frame_data(f);
+		HiFrame		f = rt_read(idx, pageno);
+		char	   *page = rt_data(idx, f);
 		int			k;
 
 		for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
 			if (!only_empty || RT_LEAF(page)[k].kind == HI_KEY_EMPTY)
 				tids_add(&out, &RT_LEAF(page)[k].tid);
 		pageno = rt_null_next(page);
-		hi_frame_release(f);
+		rt_release(idx, f);
 		CHECK_FOR_INTERRUPTS();
 	}
 	LWLockRelease(&sh->tree_lock);

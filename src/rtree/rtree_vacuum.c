@@ -20,7 +20,7 @@ static int
 vacuum_page(HiIndex *idx, HiFrame f, IndexBulkDeleteCallback callback,
 			void *cb_state, double *remaining)
 {
-	char	   *page = hi_frame_data(f);
+	char	   *page = rt_data(idx, f);
 	HiPageHeader *h = RT_PAGE_HDR(page);
 	RtLeafEntry *e = RT_LEAF(page);
 	int			removed = 0;
@@ -33,7 +33,7 @@ vacuum_page(HiIndex *idx, HiFrame f, IndexBulkDeleteCallback callback,
 			hi_log_append(idx, HI_LOG_DELETE, InvalidTransactionId,
 						  (HiKeyKind) e[k].kind, &e[k].box, &e[k].tid);
 			if (removed == 0)
-				hi_frame_begin_write(f);
+				rt_begin_write(idx, f);
 			e[k] = e[h->nentries - 1];
 			h->nentries--;
 			removed++;
@@ -43,7 +43,7 @@ vacuum_page(HiIndex *idx, HiFrame f, IndexBulkDeleteCallback callback,
 	}
 	*remaining += h->nentries;
 	if (removed > 0)
-		hi_frame_mark_dirty(f);
+		rt_mark_dirty(idx, f);
 	return removed;
 }
 
@@ -55,7 +55,7 @@ collect_leaves(HiIndex *idx, Size *nleaves, uint64 *split_seen, bool locked)
 	uint32	   *cur;
 	Size		ncur = 1;
 	int			level;
-	int			chunk = hi_cache_batch_limit(idx);
+	int			chunk = rt_batch_limit(idx);
 	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
 
 	if (!locked)
@@ -77,14 +77,14 @@ collect_leaves(HiIndex *idx, Size *nleaves, uint64 *split_seen, bool locked)
 			int			i,
 						k;
 
-			hi_cache_read_batch(idx, cur + start, n, frames);
+			rt_read_batch(idx, cur + start, n, frames);
 			for (i = 0; i < n; i++)
 			{
-				char	   *page = hi_frame_data(frames[i]);
+				char	   *page = rt_data(idx, frames[i]);
 
 				for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
 					next[nnext++] = RT_INTERNAL(page)[k].child;
-				hi_frame_release(frames[i]);
+				rt_release(idx, frames[i]);
 			}
 		}
 		pfree(cur);
@@ -112,7 +112,7 @@ rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
 {
 	HiIndexShared *sh = idx->sh;
 	HiMeta	   *meta = &sh->meta;
-	int			chunk = hi_cache_batch_limit(idx);
+	int			chunk = rt_batch_limit(idx);
 	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
 	uint32		pageno;
 	int			removed;
@@ -149,14 +149,14 @@ rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
 				LWLockRelease(&sh->tree_lock);
 				break;
 			}
-			hi_cache_read_batch(idx, leaves + start, n, frames);
+			rt_read_batch(idx, leaves + start, n, frames);
 			for (i = 0; i < n; i++)
 			{
 				removed = vacuum_page(idx, frames[i], callback, cb_state,
 									  tuples_remaining);
 				*tuples_removed += removed;
 				meta->nentries -= removed;
-				hi_frame_release(frames[i]);
+				rt_release(idx, frames[i]);
 			}
 			if (!hold)
 				LWLockRelease(&sh->tree_lock);
@@ -174,13 +174,13 @@ rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
 	pageno = meta->null_head;
 	while (pageno != HI_INVALID_PAGE)
 	{
-		HiFrame		f = hi_cache_read(idx, pageno);
+		HiFrame		f = rt_read(idx, pageno);
 
 		removed = vacuum_page(idx, f, callback, cb_state, tuples_remaining);
 		*tuples_removed += removed;
 		meta->nnulls -= removed;
-		pageno = rt_null_next(hi_frame_data(f));
-		hi_frame_release(f);
+		pageno = rt_null_next(rt_data(idx, f));
+		rt_release(idx, f);
 	}
 
 	/* the heap reuses these TIDs as soon as we return */
@@ -202,24 +202,24 @@ delete_null(HiIndex *idx, ItemPointer tid)
 
 	while (pageno != HI_INVALID_PAGE)
 	{
-		HiFrame		f = hi_cache_read(idx, pageno);
-		char	   *page = hi_frame_data(f);
+		HiFrame		f = rt_read(idx, pageno);
+		char	   *page = rt_data(idx, f);
 		HiPageHeader *h = RT_PAGE_HDR(page);
 		int			k;
 
 		for (k = 0; k < h->nentries; k++)
 			if (ItemPointerEquals(&RT_LEAF(page)[k].tid, tid))
 			{
-				hi_frame_begin_write(f);
+				rt_begin_write(idx, f);
 				RT_LEAF(page)[k] = RT_LEAF(page)[h->nentries - 1];
 				h->nentries--;
-				hi_frame_mark_dirty(f);
-				hi_frame_release(f);
+				rt_mark_dirty(idx, f);
+				rt_release(idx, f);
 				idx->sh->meta.nnulls--;
 				return true;
 			}
 		pageno = rt_null_next(page);
-		hi_frame_release(f);
+		rt_release(idx, f);
 	}
 	return false;
 }
@@ -228,8 +228,8 @@ delete_null(HiIndex *idx, ItemPointer tid)
 static bool
 delete_in(HiIndex *idx, uint32 pageno, const HiBox *box, ItemPointer tid)
 {
-	HiFrame		f = hi_cache_read(idx, pageno);
-	char	   *page = hi_frame_data(f);
+	HiFrame		f = rt_read(idx, pageno);
+	char	   *page = rt_data(idx, f);
 	HiPageHeader *h = RT_PAGE_HDR(page);
 	int			k;
 
@@ -239,15 +239,15 @@ delete_in(HiIndex *idx, uint32 pageno, const HiBox *box, ItemPointer tid)
 			if (ItemPointerEquals(&RT_LEAF(page)[k].tid, tid) &&
 				memcmp(&RT_LEAF(page)[k].box, box, sizeof(HiBox)) == 0)
 			{
-				hi_frame_begin_write(f);
+				rt_begin_write(idx, f);
 				RT_LEAF(page)[k] = RT_LEAF(page)[h->nentries - 1];
 				h->nentries--;
-				hi_frame_mark_dirty(f);
-				hi_frame_release(f);
+				rt_mark_dirty(idx, f);
+				rt_release(idx, f);
 				idx->sh->meta.nentries--;
 				return true;
 			}
-		hi_frame_release(f);
+		rt_release(idx, f);
 		return false;
 	}
 	for (k = 0; k < h->nentries; k++)
@@ -258,14 +258,14 @@ delete_in(HiIndex *idx, uint32 pageno, const HiBox *box, ItemPointer tid)
 		{
 			if (delete_in(idx, e.child, box, tid))
 			{
-				hi_frame_release(f);
+				rt_release(idx, f);
 				return true;
 			}
-			page = hi_frame_data(f);
+			page = rt_data(idx, f);
 			h = RT_PAGE_HDR(page);
 		}
 	}
-	hi_frame_release(f);
+	rt_release(idx, f);
 	return false;
 }
 

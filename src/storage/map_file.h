@@ -19,6 +19,7 @@ typedef struct HiMapHeader
 	Oid			relnumber;
 	Oid			spcoid[HI_NUM_TIERS];
 	uint32		nslots[HI_NUM_TIERS];
+	uint32		am_blob_len;	/* AM state bytes after the page table */
 	HiMeta		meta;
 } HiMapHeader;
 

@@ -84,6 +84,10 @@ hi_pt_free(HiIndexShared *sh)
 	if (DsaPointerIsValid(sh->pt))
 		dsa_free(area, sh->pt);
 	sh->pt = InvalidDsaPointer;
+	if (DsaPointerIsValid(sh->am_blob))
+		dsa_free(area, sh->am_blob);
+	sh->am_blob = InvalidDsaPointer;
+	sh->am_blob_len = 0;
 	sh->pt_cap = 0;
 	for (t = 0; t < HI_NUM_TIERS; t++)
 	{
@@ -341,7 +345,8 @@ void
 hi_map_write(HiIndexShared *sh)
 {
 	uint32		npte = sh->meta.npages;
-	Size		len = sizeof(HiMapHeader) + (Size) npte * sizeof(uint32);
+	uint32		bloblen = DsaPointerIsValid(sh->am_blob) ? sh->am_blob_len : 0;
+	Size		len = sizeof(HiMapHeader) + (Size) npte * sizeof(uint32) + bloblen;
 	char	   *buf = palloc_extended(len, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	HiMapHeader *h = (HiMapHeader *) buf;
 	char	   *path;
@@ -354,6 +359,10 @@ hi_map_write(HiIndexShared *sh)
 	h->dboid = sh->dboid;
 	h->relnumber = sh->relnumber;
 	h->meta = sh->meta;
+	h->am_blob_len = bloblen;
+	if (bloblen > 0)
+		memcpy(buf + sizeof(HiMapHeader) + (Size) npte * sizeof(uint32),
+			   dsa_get_address(hi_dsa(), sh->am_blob), bloblen);
 	LWLockAcquire(&sh->map_lock, LW_SHARED);
 	for (t = 0; t < HI_NUM_TIERS; t++)
 	{
@@ -384,7 +393,7 @@ map_load(const char *path, Size *len, bool *bad)
 		return NULL;
 	if (*len < sizeof(HiMapHeader) || h->magic != HI_MAP_MAGIC ||
 		h->version != HI_MAP_VERSION ||
-		*len != sizeof(HiMapHeader) + (Size) h->npte * sizeof(uint32) ||
+		*len != sizeof(HiMapHeader) + (Size) h->npte * sizeof(uint32) + h->am_blob_len ||
 		h->crc != map_crc(buf, *len))
 		*bad = true;
 	return buf;
@@ -456,7 +465,45 @@ hi_map_read(HiIndexShared *sh, const char *indexname)
 		slot_array(sh, t)[HI_PTE_SLOT(e)] = HI_SLOT_USED;
 		sh->used_slots[t]++;
 	}
+	hi_am_blob_set(sh, buf + sizeof(HiMapHeader) + (Size) h->npte * sizeof(uint32),
+				   h->am_blob_len);
 	pfree(buf);
 	pfree(path);
 	return true;
+}
+
+/*
+ * State an access method keeps besides pages and page table (a grid's root
+ * directory, say): stored in the DSA area, written into the map file at
+ * each checkpoint and restored when the index is loaded.
+ */
+void
+hi_am_blob_set(HiIndexShared *sh, const char *data, uint32 len)
+{
+	dsa_area   *area = hi_dsa();
+
+	if (DsaPointerIsValid(sh->am_blob))
+		dsa_free(area, sh->am_blob);
+	sh->am_blob = InvalidDsaPointer;
+	sh->am_blob_len = 0;
+	if (len == 0)
+		return;
+	sh->am_blob = dsa_allocate_extended(area, len, DSA_ALLOC_HUGE);
+	memcpy(dsa_get_address(area, sh->am_blob), data, len);
+	sh->am_blob_len = len;
+}
+
+/* A palloc'd copy of the AM state, NULL if none */
+char *
+hi_am_blob_get(HiIndexShared *sh, uint32 *len)
+{
+	char	   *copy;
+
+	*len = 0;
+	if (!DsaPointerIsValid(sh->am_blob))
+		return NULL;
+	copy = palloc(sh->am_blob_len);
+	memcpy(copy, dsa_get_address(hi_dsa(), sh->am_blob), sh->am_blob_len);
+	*len = sh->am_blob_len;
+	return copy;
 }

@@ -1,6 +1,6 @@
 /*
- * hyrtree_scan.c
- *	  Index scans of hyrtree: filter scans (amgettuple, amgetbitmap) and
+ * rtam_scan.c
+ *	  Index scans of the R-tree AMs: filter scans (amgettuple, amgetbitmap) and
  *	  kNN-ordered scans (ORDER BY geom <-> q).
  *
  * Filter scans compute their whole answer on the first call (see
@@ -22,7 +22,7 @@
 #include "pgstat.h"
 #include "utils/memutils.h"
 
-#include "am/hyrtree.h"
+#include "am/rtam.h"
 #include "rtree/rtree.h"
 
 typedef struct HyrtreeScan
@@ -43,13 +43,13 @@ typedef struct HyrtreeScan
 } HyrtreeScan;
 
 IndexScanDesc
-hyrtree_beginscan(Relation index, int nkeys, int norderbys)
+rtam_beginscan(Relation index, int nkeys, int norderbys)
 {
 	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
 	HyrtreeScan *so = palloc0(sizeof(HyrtreeScan));
 
-	so->idx = hyrtree_open(index);
-	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "hyrtree scan",
+	so->idx = hi_am_open(index);
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "rtam scan",
 									ALLOCSET_DEFAULT_SIZES);
 	if (norderbys > 0)
 	{
@@ -61,7 +61,7 @@ hyrtree_beginscan(Relation index, int nkeys, int norderbys)
 }
 
 void
-hyrtree_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
+rtam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 			   int norderbys)
 {
 	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
@@ -131,7 +131,7 @@ start_knn(IndexScanDesc scan)
 }
 
 bool
-hyrtree_gettuple(IndexScanDesc scan, ScanDirection dir)
+rtam_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
 	MemoryContext old;
@@ -140,7 +140,8 @@ hyrtree_gettuple(IndexScanDesc scan, ScanDirection dir)
 	if (dir != ForwardScanDirection)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("access method hyrtree only supports forward scans")));
+				 errmsg("index \"%s\" only supports forward scans",
+						RelationGetRelationName(scan->indexRelation))));
 
 	old = MemoryContextSwitchTo(so->cxt);
 	if (!so->prepared)
@@ -209,7 +210,7 @@ hyrtree_gettuple(IndexScanDesc scan, ScanDirection dir)
 }
 
 int64
-hyrtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
 	MemoryContext old = MemoryContextSwitchTo(so->cxt);
@@ -243,7 +244,7 @@ hyrtree_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 }
 
 void
-hyrtree_endscan(IndexScanDesc scan)
+rtam_endscan(IndexScanDesc scan)
 {
 	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
 

@@ -1,17 +1,17 @@
 /*
- * hyrtree_vacuum.c
- *	  VACUUM support of hyrtree.
+ * rtam_vacuum.c
+ *	  VACUUM support of the R-tree AMs (hyrtree, efind).
  */
 #include "postgres.h"
 
-#include "am/hyrtree.h"
+#include "am/rtam.h"
 #include "rtree/rtree.h"
 
 IndexBulkDeleteResult *
-hyrtree_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+rtam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 				   IndexBulkDeleteCallback callback, void *callback_state)
 {
-	HiIndex    *idx = hyrtree_open(info->index);
+	HiIndex    *idx = hi_am_open(info->index);
 	double		removed,
 				remaining;
 
@@ -25,13 +25,13 @@ hyrtree_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 }
 
 IndexBulkDeleteResult *
-hyrtree_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+rtam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	HiIndex    *idx;
 
 	if (info->analyze_only)
 		return stats;
-	idx = hyrtree_open(info->index);
+	idx = hi_am_open(info->index);
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);

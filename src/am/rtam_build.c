@@ -1,5 +1,5 @@
 /*
- * hyrtree_build.c
+ * rtam_build.c
  *	  CREATE INDEX (bulk load), the empty-index build of unlogged tables,
  *	  and one-by-one insertion.
  */
@@ -12,7 +12,7 @@
 #include "pgstat.h"
 #include "utils/memutils.h"
 
-#include "am/hyrtree.h"
+#include "am/rtam.h"
 #include "rtree/rtree.h"
 
 typedef struct BuildState
@@ -50,7 +50,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 }
 
 IndexBuildResult *
-hyrtree_build(Relation heap, Relation index, IndexInfo *info)
+rtam_build(Relation heap, Relation index, IndexInfo *info)
 {
 	IndexBuildResult *result;
 	BuildState	bs;
@@ -61,16 +61,17 @@ hyrtree_build(Relation heap, Relation index, IndexInfo *info)
 	if (info->ii_NumIndexAttrs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("access method hyrtree indexes exactly one geometry column")));
+				 errmsg("access method %s indexes exactly one geometry column",
+						hi_am_ops(index->rd_rel->relam)->name)));
 
-	idx = hi_index_create(index, HI_AM_HYRTREE);
+	idx = hi_am_create(index);
 
 	bs.max = 1024;
 	bs.n = 0;
 	bs.items = palloc_extended(sizeof(RtBuildItem) * bs.max, MCXT_ALLOC_HUGE);
-	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "hyrtree build tuple",
+	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "rtam build tuple",
 									  ALLOCSET_DEFAULT_SIZES);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, HYRTREE_PHASE_LOAD);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, RTAM_PHASE_LOAD);
 	reltuples = table_index_build_scan(heap, index, info, true, true,
 									   build_callback, &bs, NULL);
 	MemoryContextDelete(bs.tmpcxt);
@@ -91,21 +92,22 @@ hyrtree_build(Relation heap, Relation index, IndexInfo *info)
 }
 
 void
-hyrtree_buildempty(Relation index)
+rtam_buildempty(Relation index)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("access method hyrtree does not support unlogged tables"),
+			 errmsg("access method %s does not support unlogged tables",
+					hi_am_ops(index->rd_rel->relam)->name),
 			 errdetail("Index \"%s\" keeps its pages outside PostgreSQL's storage, which cannot reset them after a crash.",
 					   RelationGetRelationName(index))));
 }
 
 bool
-hyrtree_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+rtam_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			   Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 			   IndexInfo *info)
 {
-	HiIndex    *idx = hyrtree_open(index);
+	HiIndex    *idx = hi_am_open(index);
 	HiBox		box;
 	HiKeyKind	kind;
 

@@ -1,6 +1,6 @@
 /*
- * hyrtree_cost.c
- *	  Planner cost estimate for hyrtree scans.
+ * rtam_cost.c
+ *	  Planner cost estimate for R-tree AM scans (hyrtree, efind).
  *
  * The index's main fork is empty (pages live in tier files), so the
  * planner's idea of the index size is 0 pages; we tell it the real number
@@ -21,7 +21,7 @@
 #include "utils/rel.h"
 #include "utils/selfuncs.h"
 
-#include "am/hyrtree.h"
+#include "am/rtam.h"
 #include "rtree/rtree.h"
 
 /* Pages and height of an index, from its shared state or estimated */
@@ -49,7 +49,7 @@ index_shape(IndexOptInfo *index, double *pages, double *height)
 }
 
 void
-hyrtree_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+rtam_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 					 Cost *indexStartupCost, Cost *indexTotalCost,
 					 Selectivity *indexSelectivity, double *indexCorrelation,
 					 double *indexPages)
