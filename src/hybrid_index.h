@@ -68,6 +68,7 @@ extern int	hi_io_method;
 extern int	hi_io_depth;
 extern int	hi_checkpoint_log_kb;
 extern bool hi_emulate_devices;
+extern bool hi_recheck;
 extern int	hi_dev_read_us[HI_NUM_TIERS];
 extern int	hi_dev_write_us[HI_NUM_TIERS];
 extern int	hi_dev_parallelism[HI_NUM_TIERS];

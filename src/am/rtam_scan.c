@@ -5,9 +5,11 @@
  *
  * Filter scans compute their whole answer on the first call (see
  * rtree_search.c) and hand it out TID by TID.  Every TID is returned with
- * xs_recheck set: the index compares float boxes, which is exactly what
- * PostGIS's box operators compare, and rechecking also guards against any
- * entry left behind by a crash.  kNN distances are lower bounds and are
+ * xs_recheck set (bitmap pages likewise): the index compares the same float
+ * boxes PostGIS's box operators compare, so its answers are exact, but the
+ * recheck also guards against any entry a crash could leave behind.  It
+ * costs the executor one operator call per row; hybrid_index.recheck = off
+ * drops it for experiments that compare raw index speed.  kNN distances are lower bounds and are
  * rechecked by the executor (xs_recheckorderby).
  *
  * EMPTY geometries match no box predicate, except that PostGIS says
@@ -156,7 +158,8 @@ rtam_gettuple(IndexScanDesc scan, ScanDirection dir)
 				start_knn(scan);
 			else
 			{
-				so->tids = rt_range_search(so->idx, so->quals, so->nquals, &so->ntids);
+				so->tids = rt_range_search(so->idx, so->quals, so->nquals, true,
+											   &so->ntids);
 				/* no quals at all: a full scan must return NULLs too */
 				if (so->nquals == 0)
 				{
@@ -204,7 +207,7 @@ rtam_gettuple(IndexScanDesc scan, ScanDirection dir)
 			scan->xs_recheckorderby = true;
 		}
 	}
-	scan->xs_recheck = true;
+	scan->xs_recheck = hi_recheck;
 	MemoryContextSwitchTo(old);
 	return found;
 }
@@ -223,9 +226,9 @@ rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		pgstat_count_index_scan(scan->indexRelation);
 		if (!so->empty_same)
 		{
-			tids = rt_range_search(so->idx, so->quals, so->nquals, &n);
+			tids = rt_range_search(so->idx, so->quals, so->nquals, false, &n);
 			if (n > 0)
-				tbm_add_tuples(tbm, tids, (int) n, true);
+				tbm_add_tuples(tbm, tids, (int) n, hi_recheck);
 		}
 		if (so->nquals == 0)
 		{
@@ -233,7 +236,7 @@ rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 			rt_collect_nulls(so->idx, so->empty_same, &tids, &nnulls);
 			if (nnulls > 0)
-				tbm_add_tuples(tbm, tids, (int) nnulls, true);
+				tbm_add_tuples(tbm, tids, (int) nnulls, hi_recheck);
 			n += nnulls;
 		}
 	}

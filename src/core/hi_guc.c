@@ -15,6 +15,7 @@ int			hi_io_method = HI_IO_URING;
 int			hi_io_depth = 64;
 int			hi_checkpoint_log_kb = 65536;
 bool		hi_emulate_devices = false;
+bool		hi_recheck = true;
 int			hi_dev_read_us[HI_NUM_TIERS] = {120, 7};
 int			hi_dev_write_us[HI_NUM_TIERS] = {30, 18};
 int			hi_dev_parallelism[HI_NUM_TIERS] = {8, 4};
@@ -70,6 +71,10 @@ hi_define_gucs(void)
 							"Redo log size of an index that triggers its checkpoint.",
 							NULL, &hi_checkpoint_log_kb, 65536, 64, 16 * 1024 * 1024,
 							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
+	DefineCustomBoolVariable("hybrid_index.recheck",
+							 "Have the executor recheck every row an index scan returns.",
+							 "Answers are exact either way; the recheck guards against entries a crash could leave behind. Turn off only to measure raw index speed.",
+							 &hi_recheck, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomBoolVariable("hybrid_index.emulate_devices",
 							 "Apply the per-tier device profiles (latency, parallelism) after each I/O batch.",
 							 "For experiments only: reproduces the papers' flash and Optane devices on one disk.",

@@ -13,6 +13,8 @@
 #ifndef RTREE_H
 #define RTREE_H
 
+#include <math.h>
+
 #include "access/genam.h"
 #include "access/itup.h"
 #include "lib/pairingheap.h"
@@ -143,8 +145,94 @@ extern void rt_page_init(char *page, uint32 pageno, uint16 level, uint16 flags);
 extern uint32 rt_null_next(const char *page);
 extern void rt_set_null_next(char *page, uint32 next);
 extern void rt_page_box(const char *page, HiBox *box);
-extern bool rt_internal_consistent(const RtQual *quals, int nquals, const HiBox *box);
-extern bool rt_leaf_consistent(const RtQual *quals, int nquals, const HiBox *box);
+
+/*
+ * PostGIS's && on float boxes (hi_box_overlaps), inlined: it runs for
+ * every entry of every page a search reads.  A box with NaN is empty and
+ * overlaps nothing.
+ */
+static inline bool
+rt_box_overlaps(const HiBox *a, const HiBox *b)
+{
+	if (isnan(a->xmin) || isnan(b->xmin))
+		return false;
+	return !(a->xmin > b->xmax || b->xmin > a->xmax ||
+			 a->ymin > b->ymax || b->ymin > a->ymax);
+}
+
+/*
+ * Can a subtree whose entries lie inside box hold an entry that satisfies
+ * every qual?
+ */
+static inline bool
+rt_internal_consistent(const RtQual *quals, int nquals, const HiBox *box)
+{
+	int			i;
+
+	for (i = 0; i < nquals; i++)
+	{
+		const HiBox *q = &quals[i].box;
+
+		/*
+		 * PostGIS treats a box with NaN as empty, and EMPTY ~= EMPTY holds:
+		 * such a query can match entries no internal box encloses.
+		 */
+		if (hi_box_has_nan(q))
+			continue;
+		switch (quals[i].strategy)
+		{
+			case RT_STRATEGY_OVERLAP:
+			case RT_STRATEGY_WITHIN:
+				if (!rt_box_overlaps(box, q))
+					return false;
+				break;
+			case RT_STRATEGY_SAME:
+			case RT_STRATEGY_CONTAINS:
+				if (!hi_box_contains(box, q))
+					return false;
+				break;
+			default:
+				elog(ERROR, "unrecognized strategy number: %d", quals[i].strategy);
+		}
+	}
+	return true;
+}
+
+/* Does a leaf entry with this box satisfy every qual? */
+static inline bool
+rt_leaf_consistent(const RtQual *quals, int nquals, const HiBox *box)
+{
+	int			i;
+
+	for (i = 0; i < nquals; i++)
+	{
+		const HiBox *q = &quals[i].box;
+		bool		ok;
+
+		switch (quals[i].strategy)
+		{
+			case RT_STRATEGY_OVERLAP:
+				ok = rt_box_overlaps(box, q);
+				break;
+			case RT_STRATEGY_SAME:
+				ok = hi_box_equals(box, q);
+				break;
+			case RT_STRATEGY_CONTAINS:
+				ok = hi_box_contains(box, q);
+				break;
+			case RT_STRATEGY_WITHIN:
+				ok = hi_box_within(box, q);
+				break;
+			default:
+				elog(ERROR, "unrecognized strategy number: %d", quals[i].strategy);
+				ok = false;
+		}
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
 
 /* rtree_split.c */
 extern void rt_quadratic_split(const HiBox *boxes, int n, int min_fill, bool *right);
@@ -169,7 +257,7 @@ extern void rt_bulk_load(HiIndex *idx, RtBuildItem *items, Size n);
 
 /* rtree_search.c */
 extern ItemPointer rt_range_search(HiIndex *idx, const RtQual *quals, int nquals,
-								   Size *ntids);
+								   bool sorted, Size *ntids);
 extern void rt_collect_nulls(HiIndex *idx, bool only_empty, ItemPointer *tids, Size *n);
 
 /* rtree_knn.c */

@@ -228,7 +228,7 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 			ItemPointer nulls = NULL;
 			Size		nnulls = 0;
 
-			boxes = rt_range_search(st->idx, st->quals, st->nquals, &nboxes);
+			boxes = rt_range_search(st->idx, st->quals, st->nquals, true, &nboxes);
 			if (st->nquals == 0)
 				rt_collect_nulls(st->idx, false, &nulls, &nnulls);
 			st->ntail = nboxes + nnulls;

@@ -4,7 +4,7 @@
  *	  (the PIO B-tree paper's MPSearch, section 3.1, applied to the R-tree).
  *
  * The search runs to completion under tree_lock held in shared mode and
- * returns every matching heap TID, sorted and unique.  Holding no lock or
+ * returns every matching heap TID (sorted and unique on request).  Holding no lock or
  * pin between amgettuple calls, a scan can neither miss a row nor return
  * one twice when a concurrent insertion splits a page, and the sorted TIDs
  * visit the heap in physical order.
@@ -57,7 +57,8 @@ tids_sort_unique(TidList *l)
 }
 
 ItemPointer
-rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, Size *ntids)
+rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, bool sorted,
+				Size *ntids)
 {
 	HiIndexShared *sh = idx->sh;
 	TidList		out = {NULL, 0, 0};
@@ -129,7 +130,9 @@ rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, Size *ntids)
 		pfree(cur);
 	pfree(frames);
 
-	tids_sort_unique(&out);
+	/* a bitmap orders and deduplicates by itself */
+	if (sorted)
+		tids_sort_unique(&out);
 	*ntids = out.n;
 	return out.tids;
 }
