@@ -188,7 +188,7 @@ CREATE TABLE hybrid_index_bench.execution (
 	flushes bigint,				-- write batches (dirty pages written together)
 	checkpoints bigint,
 	migrations_up bigint, migrations_down bigint,
-	counters_since text,		-- 'run' (deltas) or 'server start' (inspect-only values)
+	counters_since text,		-- of checkpoints/migrations: 'run' (deltas) or 'index open' (totals)
 	-- PostgreSQL buffer counters of this backend (pg_statio-style deltas)
 	idx_blks_read bigint, idx_blks_hit bigint,
 	heap_blks_read bigint, heap_blks_hit bigint,
@@ -242,11 +242,21 @@ BEGIN
 	RETURN 'hybrid_index_bench_data';
 END $$;
 
--- A table name of at most 63 bytes made from parts, readable where possible
+-- Drop a table of hybrid_index_bench_data if it exists (without a notice)
+CREATE FUNCTION hybrid_index_bench._drop_table(p_table text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+	IF to_regclass(format('%I.%I', 'hybrid_index_bench_data', p_table)) IS NOT NULL THEN
+		EXECUTE format('DROP TABLE %I.%I', 'hybrid_index_bench_data', p_table);
+	END IF;
+END $$;
+
+-- A table name of at most 58 bytes (room for "_idx") made from parts,
+-- readable where possible
 CREATE FUNCTION hybrid_index_bench._table_name(prefix text, parts text[]) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
-	SELECT CASE WHEN octet_length(n) <= 60 THEN n
-				ELSE left(n, 50) || '_' || left(md5(n), 8) END
+	SELECT CASE WHEN octet_length(n) <= 58 THEN n
+				ELSE left(n, 49) || '_' || left(md5(n), 8) END
 	FROM (SELECT lower(regexp_replace(prefix || array_to_string(parts, '__'),
 									  '[^A-Za-z0-9_]', '_', 'g')) AS n) s
 $$;

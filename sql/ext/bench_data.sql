@@ -30,7 +30,9 @@ BEGIN
 		-- work tables made from the old rows are stale
 		UPDATE hybrid_index_bench.instance SET state = 'stale' WHERE dataset = p_name;
 	END IF;
-	EXECUTE format('DROP TABLE IF EXISTS %I.%I', sch, tbl);
+	IF to_regclass(format('%I.%I', sch, tbl)) IS NOT NULL THEN
+		EXECUTE format('DROP TABLE %I.%I', sch, tbl);
+	END IF;
 	EXECUTE format('CREATE TABLE %I.%I (id bigint NOT NULL, geom geometry) '
 				   'WITH (autovacuum_enabled = false)', sch, tbl);
 	RETURN tbl;
@@ -102,7 +104,8 @@ BEGIN
 	ELSE
 		-- Box-Muller: two uniforms per point, one normal per axis
 		EXECUTE format(
-			'WITH c AS MATERIALIZED (SELECT j, $1 + random() * $3 AS cx, $2 + random() * $4 AS cy '
+			'WITH c AS MATERIALIZED (SELECT j, CASE WHEN $9 THEN $1 + $3 / 2 ELSE $1 + random() * $3 END AS cx, '
+			'                               CASE WHEN $9 THEN $2 + $4 / 2 ELSE $2 + random() * $4 END AS cy '
 			'                        FROM generate_series(1, $8) j), '
 			'     u AS MATERIALIZED (SELECT i, 1 + floor(random() * $8)::int AS j, '
 			'                               1 - random() AS u1, random() AS u2 '
@@ -113,15 +116,7 @@ BEGIN
 			'  least(greatest(cy + $7 * $4 * sqrt(-2 * ln(u1)) * sin(2 * pi() * u2), $2), $2 + $4)), $5) '
 			'FROM u JOIN c USING (j) ORDER BY i', sch, tbl)
 			USING x0, y0, w, h, p_srid, p_n, sigma,
-				  CASE p_kind WHEN 'gaussian' THEN 1 ELSE nclusters END;
-		IF p_kind = 'gaussian' THEN
-			-- one "cluster" at the centre
-			EXECUTE format('UPDATE %I.%I SET geom = ST_SetSRID(ST_MakePoint('
-						   'least(greatest(ST_X(geom) - c.cx + $1 + $3 / 2, $1), $1 + $3), '
-						   'least(greatest(ST_Y(geom) - c.cy + $2 + $4 / 2, $2), $2 + $4)), $5) '
-						   'FROM (SELECT 0 AS cx, 0 AS cy) c WHERE false', sch, tbl)
-				USING x0, y0, w, h, p_srid;
-		END IF;
+				  CASE p_kind WHEN 'gaussian' THEN 1 ELSE nclusters END, p_kind = 'gaussian';
 	END IF;
 	RETURN hybrid_index_bench._dataset_end(p_name, p_extent, t0);
 END $$;
@@ -262,8 +257,8 @@ BEGIN
 								  WHERE q.dataset = p_name);
 	END IF;
 	FOR inst IN SELECT * FROM hybrid_index_bench.instance WHERE dataset = p_name LOOP
-		EXECUTE format('DROP TABLE IF EXISTS %I.%I', 'hybrid_index_bench_data', inst.table_name);
+		PERFORM hybrid_index_bench._drop_table(inst.table_name);
 	END LOOP;
 	DELETE FROM hybrid_index_bench.dataset WHERE name = p_name;
-	EXECUTE format('DROP TABLE IF EXISTS %I.%I', 'hybrid_index_bench_data', ds.table_name);
+	PERFORM hybrid_index_bench._drop_table(ds.table_name);
 END $$;
