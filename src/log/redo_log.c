@@ -1,0 +1,261 @@
+/*
+ * redo_log.c
+ *	  Per-index redo log: durability of index changes without PostgreSQL's
+ *	  WAL (the eFIND paper's log manager, Goal 5, generalised).
+ *
+ * Every change made to an index in memory is appended as a fixed-size
+ * record (CRC, LSN, top-level xid, entry) while the change is made, under
+ * the index's tree_lock, so log order is the order changes were applied.
+ * A transaction that changed an index fsyncs the log up to its last record
+ * before it commits; whoever fsyncs covers everybody's earlier records, so
+ * concurrent committers share one fsync (group commit).
+ *
+ * After a crash the index is loaded from its last checkpoint (map file +
+ * pages, see page_table.c) and the log is replayed: insertions of
+ * transactions that did not commit (clog says so) are skipped, so they can
+ * never come back as duplicates or wrong rows; VACUUM's deletions carry no
+ * xid and are always applied.  A record is valid only if its CRC matches
+ * and its LSN equals its position, which also rejects a stale log left by a
+ * crash between writing the map file and truncating the log.
+ */
+#include "postgres.h"
+
+#include <unistd.h>
+
+#include "access/transam.h"
+#include "miscadmin.h"
+#include "port/pg_crc32c.h"
+#include "storage/fd.h"
+#include "utils/memutils.h"
+
+#include "hybrid_index.h"
+
+/* indexes this transaction logged changes to, and up to where */
+typedef struct HiTouched
+{
+	int			slotno;
+	uint32		generation;
+	uint64		upto;
+} HiTouched;
+
+static HiTouched *touched = NULL;
+static int	ntouched = 0;
+static int	maxtouched = 0;
+
+static pg_crc32c
+rec_crc(const HiLogRecord *rec)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, (const char *) rec + sizeof(uint32),
+				sizeof(HiLogRecord) - sizeof(uint32));
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+static void
+remember(HiIndex *idx, uint64 upto)
+{
+	int			i;
+
+	for (i = 0; i < ntouched; i++)
+		if (touched[i].slotno == idx->slotno &&
+			touched[i].generation == idx->generation)
+		{
+			touched[i].upto = Max(touched[i].upto, upto);
+			return;
+		}
+	if (ntouched == maxtouched)
+	{
+		maxtouched = Max(8, maxtouched * 2);
+		touched = touched == NULL ?
+			MemoryContextAlloc(TopMemoryContext, sizeof(HiTouched) * maxtouched) :
+			repalloc(touched, sizeof(HiTouched) * maxtouched);
+	}
+	touched[ntouched].slotno = idx->slotno;
+	touched[ntouched].generation = idx->generation;
+	touched[ntouched].upto = upto;
+	ntouched++;
+}
+
+/*
+ * Append one record.  The caller holds tree_lock exclusively and has not
+ * yet applied the change: if the write fails, nothing changed.
+ */
+void
+hi_log_append(HiIndex *idx, uint8 type, TransactionId xid, HiKeyKind kind,
+			  const HiBox *box, ItemPointer tid)
+{
+	HiIndexShared *sh = idx->sh;
+	HiLogRecord rec;
+	int			fd = hi_log_fd(sh);
+	ssize_t		w;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.type = type;
+	rec.iskey = (uint8) kind;
+	rec.xid = xid;
+	if (box)
+		rec.box = *box;
+	rec.tid = *tid;
+
+	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
+	rec.lsn = sh->log_insert;
+	rec.crc = rec_crc(&rec);
+	w = pwrite(fd, &rec, sizeof(rec), (off_t) (rec.lsn - sh->log_base));
+	if (w != sizeof(rec))
+	{
+		int			save_errno = errno;
+
+		LWLockRelease(&sh->log_lock);
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not append to the redo log of index \"%s\": %m",
+						RelationGetRelationName(idx->rel)),
+				 w >= 0 ? errhint("Check free space on the index's tablespace.") : 0));
+	}
+	sh->log_insert += sizeof(rec);
+	LWLockRelease(&sh->log_lock);
+	pg_atomic_fetch_add_u64(&sh->log_bytes, sizeof(rec));
+
+	if (TransactionIdIsValid(xid))
+		remember(idx, rec.lsn + sizeof(rec));
+}
+
+/* Make the log durable up to upto (group commit) */
+void
+hi_log_flush(HiIndexShared *sh, uint64 upto)
+{
+	uint64		target;
+
+	if (sh->log_flushed >= upto)
+		return;
+	LWLockAcquire(&sh->flush_lock, LW_EXCLUSIVE);
+	if (sh->log_flushed < upto)
+	{
+		LWLockAcquire(&sh->log_lock, LW_SHARED);
+		target = sh->log_insert;
+		LWLockRelease(&sh->log_lock);
+		if (pg_fdatasync(hi_log_fd(sh)) != 0)
+		{
+			LWLockRelease(&sh->flush_lock);
+			ereport(data_sync_elevel(ERROR),
+					(errcode_for_file_access(),
+					 errmsg("could not fsync the redo log of index %u: %m",
+							sh->indexoid)));
+		}
+		sh->log_flushed = target;
+	}
+	LWLockRelease(&sh->flush_lock);
+}
+
+uint64
+hi_log_size(HiIndexShared *sh)
+{
+	return sh->log_insert - sh->log_base;
+}
+
+/* After a checkpoint: the log restarts empty at LSN base */
+void
+hi_log_reset(HiIndexShared *sh, uint64 base)
+{
+	int			fd = hi_log_fd(sh);
+
+	LWLockAcquire(&sh->flush_lock, LW_EXCLUSIVE);
+	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
+	if (ftruncate(fd, 0) != 0 || pg_fdatasync(fd) != 0)
+	{
+		LWLockRelease(&sh->log_lock);
+		LWLockRelease(&sh->flush_lock);
+		ereport(data_sync_elevel(ERROR),
+				(errcode_for_file_access(),
+				 errmsg("could not truncate the redo log of index %u: %m",
+						sh->indexoid)));
+	}
+	sh->log_base = base;
+	sh->log_insert = base;
+	sh->log_flushed = base;
+	LWLockRelease(&sh->log_lock);
+	LWLockRelease(&sh->flush_lock);
+}
+
+/*
+ * Replay the log into a freshly loaded index.  The caller holds tree_lock
+ * exclusively and has set log_base to the checkpoint's LSN.  Returns the
+ * number of records applied.  The log's valid prefix is kept; a torn or
+ * stale tail is cut off so later appends continue right after it.
+ */
+uint64
+hi_log_replay(HiIndex *idx, hi_log_apply_fn apply)
+{
+	HiIndexShared *sh = idx->sh;
+	char	   *path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+									sh->spcoid[HI_TIER_FLASH], sh->relnumber, "log");
+	Size		len = 0;
+	char	   *buf = hi_read_whole_file(path, &len);
+	Size		off = 0;
+	uint64		applied = 0;
+
+	if (buf != NULL)
+	{
+		while (off + sizeof(HiLogRecord) <= len)
+		{
+			HiLogRecord rec;
+
+			memcpy(&rec, buf + off, sizeof(rec));
+			if (rec.crc != rec_crc(&rec) || rec.lsn != sh->log_base + off)
+				break;
+			if (rec.type == HI_LOG_DELETE ||
+				(rec.type == HI_LOG_INSERT &&
+				 (!TransactionIdIsValid(rec.xid) ||
+				  (TransactionIdIsNormal(rec.xid) && TransactionIdDidCommit(rec.xid)))))
+			{
+				apply(idx, &rec);
+				applied++;
+			}
+			off += sizeof(rec);
+			if ((applied & 1023) == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+		pfree(buf);
+	}
+	pfree(path);
+
+	if (off != len)
+	{
+		int			fd = hi_log_fd(sh);
+
+		if (ftruncate(fd, off) != 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not truncate the redo log of index %u: %m",
+							sh->indexoid)));
+	}
+	sh->log_insert = sh->log_base + off;
+	sh->log_flushed = sh->log_insert;
+	return applied;
+}
+
+/* PRE_COMMIT: the transaction's records reach disk before its commit */
+void
+hi_log_at_precommit(void)
+{
+	int			i;
+
+	for (i = 0; i < ntouched; i++)
+	{
+		HiIndexShared *sh = &hi_shared->indexes[touched[i].slotno];
+
+		if (sh->in_use && sh->generation == touched[i].generation)
+			hi_log_flush(sh, touched[i].upto);
+	}
+	ntouched = 0;
+}
+
+void
+hi_log_at_xact_end(void)
+{
+	ntouched = 0;
+}
