@@ -31,6 +31,7 @@
 
 #include "hybrid_index.h"
 #include "am/rtam.h"
+#include "efind/efind.h"
 
 PG_MODULE_MAGIC;
 
@@ -164,19 +165,24 @@ reindex_touches_our_index(ReindexStmt *rs)
 
 	/* SCHEMA, DATABASE, SYSTEM: any of our indexes in scope */
 	SPI_connect();
-	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c "
-							  "JOIN pg_catalog.pg_am a ON a.oid = c.relam "
+	if (SPI_execute_with_args("SELECT DISTINCT c.relam FROM pg_catalog.pg_class c "
 							  "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-							  "WHERE a.amname IN ('hyrtree') AND ($1 IS NULL OR n.nspname = $1))",
+							  "WHERE c.relkind = 'i' AND ($1 IS NULL OR n.nspname = $1)",
 							  1, (Oid[]) {TEXTOID},
 							  (Datum[]) {rs->name ? CStringGetTextDatum(rs->name) : (Datum) 0},
 							  rs->kind == REINDEX_OBJECT_SCHEMA && rs->name ? " " : "n",
-							  true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+							  true, 0) == SPI_OK_SELECT)
 	{
-		bool		isnull;
+		uint64		i;
 
-		found = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-										   1, &isnull));
+		for (i = 0; i < SPI_processed && !found; i++)
+		{
+			bool		isnull;
+			Datum		am = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+										   1, &isnull);
+
+			found = !isnull && hi_is_our_am(DatumGetObjectId(am));
+		}
 	}
 	SPI_finish();
 	return found;
@@ -299,6 +305,9 @@ _PG_init(void)
 
 	hi_define_gucs();
 	hyrtree_init();
+	efind_init();
+	/* after every module has defined its settings: the rest are typos */
+	MarkGUCPrefixReserved("hybrid_index");
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = hi_shmem_request_hook;

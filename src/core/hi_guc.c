@@ -122,6 +122,4 @@ hi_define_gucs(void)
 							"Capacity of the shared Node Score Table (leaves tracked at once, all indexes).",
 							NULL, &hi_score_table_entries, 262144, 1024, 64 * 1024 * 1024,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
-
-	MarkGUCPrefixReserved("hybrid_index");
 }

@@ -274,9 +274,14 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 			}
 			PG_CATCH();
 			{
-				/* leave the slot unloaded; the next user tries again */
+				/*
+				 * Leave the slot unloaded, with nothing of the failed
+				 * attempt left behind; the next user starts over.
+				 */
 				sh->loaded = false;
 				hi_cache_discard_index(sh - hi_shared->indexes, sh->generation);
+				hi_place_forget(sh - hi_shared->indexes, sh->generation);
+				hi_am_discard_all(sh - hi_shared->indexes, sh->generation);
 				PG_RE_THROW();
 			}
 			PG_END_TRY();

@@ -1,0 +1,368 @@
+/*
+ * efind_flush.c
+ *	  The flushing operation (Alg. 3, Goal 2) and the flush of the whole
+ *	  write buffer at a checkpoint.
+ *
+ * Alg. 3, as run here when the write buffer exceeds its share of the
+ * buffer (after a maintenance operation, Alg. 1 line 23):
+ *	 1	take the p % oldest Write Buffer Table entries (by the logical time
+ *		of their last modification; at least one flushing unit's worth);
+ *	 2	filter them through the temporal control of writes (Alg. 4);
+ *	 3	sort them by page id;
+ *	 4	cut them into flushing units of s consecutive pages;
+ *	 5-7 score every unit with the flushing policy and pick the best (the
+ *		first of equals):
+ *		  FP_m		= sum mod_count						(Eq. 4)
+ *		  FP_mh		= sum mod_count * (h + 1)			(Eq. 5)
+ *		  FP_mha	= FP_mh * alpha						(Eq. 6)
+ *		  FP_mhao	= FP_mh * alpha * beta				(Eq. 7)
+ *		where alpha is the unit's share of the modified area in the write
+ *		buffer and beta its share of the overlapping modified area (see
+ *		ef_wb_areas); a buffer without area (points only) gives weight 1;
+ *	 9-11 retrieve the unit's current pages (Alg. 2);
+ *	 13	write them in one batch (hi_page_write_direct: copy-on-write into
+ *		fresh slots, then the page table points at them);
+ *	 12	temporal control of reads (Alg. 5) for each written page -- after
+ *		the write rather than before, so the read buffer never holds a
+ *		version that a failed write did not store;
+ *	 15	their ids enter WQ;
+ *	 16	their entries leave the Write Buffer Table.
+ * Line 14 (a FLUSH log record) has no counterpart: see efind_source.c.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "efind/efind.h"
+
+typedef struct Cand
+{
+	uint32		pageno;
+	uint64		stamp;
+	EfWbEntry  *e;
+	double		marea;
+	double		oarea;
+} Cand;
+
+static int
+cmp_stamp(const void *a, const void *b)
+{
+	const Cand *x = (const Cand *) a;
+	const Cand *y = (const Cand *) b;
+
+	if (x->stamp != y->stamp)
+		return x->stamp < y->stamp ? -1 : 1;
+	return x->pageno < y->pageno ? -1 : (x->pageno > y->pageno ? 1 : 0);
+}
+
+static int
+cmp_pageno_cand(const void *a, const void *b)
+{
+	uint32		x = ((const Cand *) a)->pageno;
+	uint32		y = ((const Cand *) b)->pageno;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * The degree d of a flushing unit under a policy (Eq. 4-7).  marea and
+ * oarea are the unit's pages' modified and overlapping modified areas;
+ * the totals are over the whole write buffer.
+ */
+double
+ef_flush_degree(int policy, const EfWbEntry *const *unit, int n,
+				const double *marea, const double *oarea,
+				double total_marea, double total_oarea,
+				double *alpha, double *beta)
+{
+	double		m = 0,
+				mh = 0,
+				ua = 0,
+				uo = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		m += unit[i]->mod_count;
+		mh += (double) unit[i]->mod_count * (unit[i]->level + 1);
+		if (marea)
+			ua += marea[i];
+		if (oarea)
+			uo += oarea[i];
+	}
+	*alpha = total_marea > 0 ? ua / total_marea : 1.0;
+	*beta = total_oarea > 0 ? uo / total_oarea : 1.0;
+	switch (policy)
+	{
+		case EF_FP_M:
+			return m;
+		case EF_FP_MH:
+			return mh;
+		case EF_FP_MHA:
+			return mh * *alpha;
+		case EF_FP_MHAO:
+			return mh * *alpha * *beta;
+	}
+	elog(ERROR, "unknown efind flushing policy %d", policy);
+	return 0;
+}
+
+/*
+ * Write the current versions of n pages in one batch, then Alg. 5 for each,
+ * WQ, and free their Write Buffer Table entries.  Caller holds tree_lock
+ * exclusively and no efind lock.
+ */
+static void
+write_pages(Ef *ef, const uint32 *pagenos, int n)
+{
+	char	  **bufs = palloc(sizeof(char *) * n);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		bufs[i] = ef_alloc_page(CurrentMemoryContext, ef->st->page_size);
+	ef_retrieve(ef, pagenos, n, bufs, true);
+	hi_page_write_direct(ef->sh, bufs, n);
+	for (i = 0; i < n; i++)
+		ef_tc_after_write(ef, pagenos[i], bufs[i]);
+	LWLockAcquire(&ef->slot->wb_lock, LW_EXCLUSIVE);
+	for (i = 0; i < n; i++)
+	{
+		ef_tc_note_write(ef, pagenos[i]);
+		ef_wb_remove(ef, pagenos[i]);
+	}
+	LWLockRelease(&ef->slot->wb_lock);
+}
+
+/* Choose a flushing unit (lines 1-7); wb_lock held exclusively */
+static uint32 *
+choose_unit(Ef *ef, int *nchosen)
+{
+	EfindState *st = ef->st;
+	EfLastFlush *last = &st->last;
+	int			policy = st->cfg.flush_policy;
+	int			s = st->cfg.flush_unit;
+	bool		areas = policy == EF_FP_MHA || policy == EF_FP_MHAO;
+	EfHashSlot *slots = efh_slots(ef->area, &st->wb);
+	int			count = 0;
+	Cand	   *cands = palloc(sizeof(Cand) * Max(st->wb.n, 1));
+	uint32	   *pages;
+	uint32	   *filtered;
+	int			noldest,
+				nfiltered;
+	double		total_marea = 0,
+				total_oarea = 0;
+	int			best = -1;
+	double		best_d = 0,
+				best_alpha = 1,
+				best_beta = 1,
+				runner_up = -1;
+	int			nunits;
+	int			u,
+				i;
+	uint32	   *chosen;
+	const EfWbEntry **unit = palloc(sizeof(EfWbEntry *) * s);
+	double	   *marea = palloc(sizeof(double) * s);
+	double	   *oarea = palloc(sizeof(double) * s);
+
+	for (i = 0; i < (int) st->wb.cap; i++)
+	{
+		if (slots[i].key == EF_NIL)
+			continue;
+		cands[count].pageno = slots[i].key;
+		cands[count].e = (EfWbEntry *) dsa_get_address(ef->area, (dsa_pointer) slots[i].val);
+		cands[count].stamp = cands[count].e->stamp;
+		cands[count].marea = cands[count].oarea = 0;
+		if (areas)
+		{
+			ef_wb_areas(ef, cands[count].e, &cands[count].marea, &cands[count].oarea);
+			total_marea += cands[count].marea;
+			total_oarea += cands[count].oarea;
+		}
+		count++;
+	}
+	*nchosen = 0;
+	if (count == 0)
+		return NULL;
+
+	/* line 1: the p % oldest entries, at least one unit's worth */
+	qsort(cands, count, sizeof(Cand), cmp_stamp);
+	noldest = (int) ceil((double) count * st->cfg.flush_percent / 100.0);
+	noldest = Min(count, Max(noldest, Min(s, count)));
+	pages = palloc(sizeof(uint32) * noldest);
+	for (i = 0; i < noldest; i++)
+		pages[i] = cands[i].pageno;
+
+	/* line 2: temporal control of writes */
+	filtered = ef_tc_filter_writes(ef, pages, noldest, &nfiltered);
+
+	/* line 3: by page id; the candidates too, to find their entries */
+	qsort(filtered, nfiltered, sizeof(uint32), cmp_u32);
+	qsort(cands, count, sizeof(Cand), cmp_pageno_cand);
+
+	/* lines 4-7: flushing units of s pages, the one with the greatest degree */
+	nunits = (nfiltered + s - 1) / s;
+	for (u = 0; u < nunits; u++)
+	{
+		int			n = Min(s, nfiltered - u * s);
+		double		d,
+					alpha,
+					beta;
+
+		for (i = 0; i < n; i++)
+		{
+			Cand		key;
+			Cand	   *c;
+
+			key.pageno = filtered[u * s + i];
+			c = bsearch(&key, cands, count, sizeof(Cand), cmp_pageno_cand);
+			Assert(c != NULL);
+			unit[i] = c->e;
+			marea[i] = c->marea;
+			oarea[i] = c->oarea;
+		}
+		d = ef_flush_degree(policy, unit, n, marea, oarea, total_marea, total_oarea,
+							&alpha, &beta);
+		if (best < 0 || d > best_d)
+		{
+			if (best >= 0)
+				runner_up = Max(runner_up, best_d);
+			best = u;
+			best_d = d;
+			best_alpha = alpha;
+			best_beta = beta;
+		}
+		else
+			runner_up = Max(runner_up, d);
+	}
+
+	*nchosen = Min(s, nfiltered - best * s);
+	chosen = palloc(sizeof(uint32) * *nchosen);
+	memcpy(chosen, filtered + best * s, sizeof(uint32) * *nchosen);
+
+	/* what was chosen and why, for hybrid_index_inspect */
+	memset(last, 0, sizeof(*last));
+	last->policy = policy;
+	last->entries = count;
+	last->oldest = noldest;
+	last->filtered = nfiltered;
+	last->units = nunits;
+	last->npages = *nchosen;
+	last->degree = best_d;
+	last->runner_up = runner_up;
+	last->alpha = best_alpha;
+	last->beta = best_beta;
+	last->total_marea = total_marea;
+	last->total_oarea = total_oarea;
+	for (i = 0; i < *nchosen && i < EF_LAST_FLUSH_SHOWN; i++)
+	{
+		Cand		key;
+		Cand	   *c;
+
+		key.pageno = chosen[i];
+		c = bsearch(&key, cands, count, sizeof(Cand), cmp_pageno_cand);
+		last->pages[i].pageno = c->pageno;
+		last->pages[i].h = c->e->level;
+		last->pages[i].mod_count = c->e->mod_count;
+		last->pages[i].marea = c->marea;
+		last->pages[i].oarea = c->oarea;
+	}
+	return chosen;
+}
+
+/* Alg. 3 once; returns the number of pages written */
+int
+ef_flush_once(Ef *ef)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "efind flush",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	uint32	   *chosen;
+	int			n;
+
+	LWLockAcquire(&ef->slot->wb_lock, LW_EXCLUSIVE);
+	chosen = choose_unit(ef, &n);
+	LWLockRelease(&ef->slot->wb_lock);
+	if (n > 0)
+	{
+		write_pages(ef, chosen, n);
+		pg_atomic_fetch_add_u64(&ef->slot->c.flushes, 1);
+		pg_atomic_fetch_add_u64(&ef->slot->c.flushed_pages, n);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return n;
+}
+
+/*
+ * Alg. 1, line 23: flush while the write buffer exceeds its budget.  The
+ * caller holds tree_lock exclusively and has finished its operation.
+ */
+void
+ef_flush_to_budget(Ef *ef)
+{
+	for (;;)
+	{
+		bool		over;
+
+		LWLockAcquire(&ef->slot->wb_lock, LW_SHARED);
+		over = ef->st->wb_bytes > ef->st->write_budget;
+		LWLockRelease(&ef->slot->wb_lock);
+		if (!over || ef_flush_once(ef) == 0)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * A checkpoint (eFIND's log compaction): write every buffered page, in
+ * page id order, in batches of hybrid_index.io_depth pages.
+ */
+void
+ef_flush_all(Ef *ef)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "efind checkpoint",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	EfHashSlot *slots;
+	uint32	   *pages;
+	int			n = 0;
+	int			batch = Max(hi_io_depth, 1);
+	int			start;
+	uint32		i;
+
+	LWLockAcquire(&ef->slot->wb_lock, LW_SHARED);
+	pages = palloc(sizeof(uint32) * Max(ef->st->wb.n, 1));
+	slots = efh_slots(ef->area, &ef->st->wb);
+	for (i = 0; i < ef->st->wb.cap; i++)
+		if (slots[i].key != EF_NIL)
+			pages[n++] = slots[i].key;
+	LWLockRelease(&ef->slot->wb_lock);
+	qsort(pages, n, sizeof(uint32), cmp_u32);
+
+	for (start = 0; start < n; start += batch)
+	{
+		MemoryContext bcxt = AllocSetContextCreate(cxt, "efind checkpoint batch",
+												   ALLOCSET_DEFAULT_SIZES);
+
+		MemoryContextSwitchTo(bcxt);
+		write_pages(ef, pages + start, Min(batch, n - start));
+		MemoryContextSwitchTo(cxt);
+		MemoryContextDelete(bcxt);
+	}
+	pg_atomic_fetch_add_u64(&ef->slot->c.ckpt_flushes, 1);
+	pg_atomic_fetch_add_u64(&ef->slot->c.ckpt_pages, n);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+}

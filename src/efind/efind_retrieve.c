@@ -1,0 +1,125 @@
+/*
+ * efind_retrieve.c
+ *	  Page retrieval (Alg. 2): the current version of index pages, from
+ *	  the three places parts of the index live in.
+ *
+ *	  - A NEW page exists only in the Write Buffer Table: it is assembled
+ *		from its entry (line 3).
+ *	  - Otherwise the stored version comes from the Read Buffer Table
+ *		(lines 6-7) or from storage (lines 9-11); pages read from storage
+ *		pass through the read buffer's replacement policy and the read
+ *		queue RQ (line 12, see efind_rbuf.c).
+ *	  - A page with modifications in the Write Buffer Table is its stored
+ *		version merged with them (lines 13-14).
+ *
+ * All pages of a call that must come from storage are read in one batch.
+ * The caller holds the index's tree_lock, so the write buffer cannot
+ * change meanwhile; no efind lock is held during the I/O.
+ */
+#include "postgres.h"
+
+#include "efind/efind.h"
+
+/* A page-sized buffer aligned for O_DIRECT, living as long as cxt */
+char *
+ef_alloc_page(MemoryContext cxt, uint32 page_size)
+{
+	char	   *raw = MemoryContextAlloc(cxt, page_size + HI_IO_ALIGN);
+
+	return (char *) TYPEALIGN(HI_IO_ALIGN, raw);
+}
+
+/*
+ * The current versions of n distinct pages into out[i] (page_size bytes
+ * each, HI_IO_ALIGN-aligned).  for_flush: the reads serve a flush.
+ */
+void
+ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
+{
+	EfCounters *c = &ef->slot->c;
+	bool	   *done = palloc0(sizeof(bool) * n);
+	bool	   *merge = palloc0(sizeof(bool) * n);
+	int		   *miss = palloc(sizeof(int) * n);
+	int			nmiss = 0;
+	int			nmerge = 0;
+	int			i;
+
+	/* lines 1-3: NEW pages come from the write buffer alone */
+	LWLockAcquire(&ef->slot->wb_lock, LW_SHARED);
+	for (i = 0; i < n; i++)
+	{
+		EfWbEntry  *e = ef_wb_lookup(ef, pagenos[i]);
+
+		if (e == NULL)
+			continue;
+		if (e->status == EF_STATUS_MOD)
+		{
+			merge[i] = true;
+			nmerge++;
+			continue;
+		}
+		ef_wb_assemble(ef, e, NULL, out[i]);	/* NEW (DEL raises an error) */
+		done[i] = true;
+		pg_atomic_fetch_add_u64(&c->wb_new_reads, 1);
+	}
+	LWLockRelease(&ef->slot->wb_lock);
+
+	/* lines 5-7: stored versions cached in the read buffer */
+	LWLockAcquire(&ef->slot->rb_lock, LW_EXCLUSIVE);
+	for (i = 0; i < n; i++)
+		if (!done[i] && !ef_rb_get(ef, pagenos[i], out[i]))
+			miss[nmiss++] = i;
+	LWLockRelease(&ef->slot->rb_lock);
+
+	/* lines 8-12: the others from storage, in one batch */
+	if (nmiss > 0)
+	{
+		uint32	   *mp = palloc(sizeof(uint32) * nmiss);
+		char	  **mb = palloc(sizeof(char *) * nmiss);
+
+		for (i = 0; i < nmiss; i++)
+		{
+			mp[i] = pagenos[miss[i]];
+			mb[i] = out[miss[i]];
+		}
+		hi_page_read_direct(ef->sh, mp, nmiss, mb);
+		pg_atomic_fetch_add_u64(&c->storage_reads, nmiss);
+		pg_atomic_fetch_add_u64(&c->storage_read_batches, 1);
+		if (for_flush)
+			pg_atomic_fetch_add_u64(&c->flush_reads, nmiss);
+
+		LWLockAcquire(&ef->slot->rb_lock, LW_EXCLUSIVE);
+		for (i = 0; i < nmiss; i++)
+			ef_rb_after_read(ef, mp[i], mb[i]);
+		LWLockRelease(&ef->slot->rb_lock);
+		pfree(mp);
+		pfree(mb);
+	}
+
+	/* lines 13-14: merge stored versions with buffered modifications */
+	if (nmerge > 0)
+	{
+		char	   *stored = palloc(ef->st->page_size);
+
+		LWLockAcquire(&ef->slot->wb_lock, LW_SHARED);
+		for (i = 0; i < n; i++)
+		{
+			EfWbEntry  *e;
+
+			if (!merge[i])
+				continue;
+			e = ef_wb_lookup(ef, pagenos[i]);
+			if (e == NULL || e->status != EF_STATUS_MOD)
+				elog(ERROR, "efind: buffered changes of page %u vanished during a read",
+					 pagenos[i]);
+			memcpy(stored, out[i], ef->st->page_size);
+			ef_wb_assemble(ef, e, stored, out[i]);
+			pg_atomic_fetch_add_u64(&c->wb_merges, 1);
+		}
+		LWLockRelease(&ef->slot->wb_lock);
+		pfree(stored);
+	}
+	pfree(done);
+	pfree(merge);
+	pfree(miss);
+}
