@@ -108,13 +108,19 @@ hi_log_append(HiIndex *idx, uint8 type, TransactionId xid, HiKeyKind kind,
 	{
 		int			save_errno = errno;
 
+		/* a partial record is cut off by the next append's position */
 		LWLockRelease(&sh->log_lock);
+		if (w >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DISK_FULL),
+					 errmsg("could not append to the redo log of index \"%s\": wrote only %zd of %zu bytes",
+							RelationGetRelationName(idx->rel), w, sizeof(rec)),
+					 errhint("Check free space on the index's tablespace.")));
 		errno = save_errno;
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not append to the redo log of index \"%s\": %m",
-						RelationGetRelationName(idx->rel)),
-				 w >= 0 ? errhint("Check free space on the index's tablespace.") : 0));
+						RelationGetRelationName(idx->rel))));
 	}
 	sh->log_insert += sizeof(rec);
 	LWLockRelease(&sh->log_lock);

@@ -440,6 +440,13 @@ hi_map_read(HiIndexShared *sh, const char *indexname)
 				 errhint("REINDEX the index.")));
 
 	sh->meta = h->meta;
+	/*
+	 * The map file knows where the tiers are; reloptions changed by ALTER
+	 * INDEX ... SET take effect only when the index is rebuilt.
+	 */
+	for (t = 0; t < HI_NUM_TIERS; t++)
+		if (OidIsValid(h->spcoid[t]))
+			sh->spcoid[t] = h->spcoid[t];
 	hi_pt_init(sh, h->npte);
 	pt = grow_array(&sh->pt, &sh->pt_cap, h->npte, sizeof(uint32));
 	memcpy(pt, buf + sizeof(HiMapHeader), (Size) h->npte * sizeof(uint32));

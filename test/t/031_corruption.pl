@@ -1,0 +1,340 @@
+# 031_corruption.pl — damaged tier files are reported, never answered from.
+#
+# With the server stopped after an index checkpoint:
+#   (a) one byte in the middle of a leaf page of the .flash file flipped:
+#       a query touching the page fails with ERRCODE_INDEX_CORRUPTED (XX002)
+#       naming the file and the page, hybrid_index_check too; no wrong rows;
+#       REINDEX repairs;
+#   (b) the .flash file truncated: a clear error naming the file (XX001/XX002
+#       /58030), never silently fewer rows; REINDEX repairs;
+#   (c) the .map file corrupted, truncated or deleted: a clear error naming
+#       the map file with the hint REINDEX; REINDEX repairs and leaves no
+#       orphan file;
+#   (d) the tail of the .log torn after an unflushed-checkpoint workload
+#       (garbage appended, last record cut, last record corrupted; also a
+#       cut inside committed records): replay stops cleanly at the tear,
+#       every row whose record lies before it is found, uncommitted rows
+#       never come back, hybrid_index_check passes, and the index keeps
+#       working (and recovering) afterwards.
+# The server never crashes (its log shows no backend killed by a signal).
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use HiTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $PSIZE = 2048;
+my $node = HiTest::new_node('corruption', fsync => 1);
+my $pgdata = $node->data_dir;
+
+sub S { return $node->safe_psql('postgres', $_[0]); }
+
+# run sql; returns (ok, stdout, stderr) with VERBOSITY verbose
+sub run
+{
+	my ($sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\n$sql", on_error_stop => 1);
+	return ($ret == 0, $out, $err);
+}
+
+sub no_crash
+{
+	my ($what) = @_;
+	my $log = slurp_file($node->logfile);
+	my @bad = grep { /terminated by signal|PANIC/ } split /\n/, $log;
+	is(scalar(@bad), 0, "$what: no backend crashed") or diag(join("\n", @bad));
+	is(HiTest::try_psql($node, 'postgres', 'SELECT 1'), '1', "$what: server up");
+	return;
+}
+
+# tier => path of the index's files
+sub files_of
+{
+	my ($idx) = @_;
+	my %f;
+	for my $row (split /\n/, S("SELECT tier, path FROM hybrid_index_files('$idx') AS f(tier, path, bytes)"))
+	{
+		my ($tier, $path) = split /\|/, $row;
+		$f{$tier} = $path;
+	}
+	return \%f;
+}
+
+# page table of a map file: pageno => [tier, slot]
+sub read_map
+{
+	my ($path) = @_;
+	my $buf = slurp_file($path);
+	my ($magic, $version, $crc, $npte) = unpack('V4', $buf);
+	my %pt;
+	for my $p (0 .. $npte - 1)
+	{
+		my $e = unpack('V', substr($buf, 112 + 4 * $p, 4));
+		next unless ($e & 0x3FFFFFFF) != 0;
+		$pt{$p} = [ $e >> 31, ($e & 0x3FFFFFFF) - 1 ];
+	}
+	return \%pt;
+}
+
+sub patch_file
+{
+	my ($path, $offset, $bytes) = @_;
+	open(my $fh, '+<', $path) or die "open $path: $!";
+	binmode $fh;
+	sysseek($fh, $offset, 0) or die "seek: $!";
+	syswrite($fh, $bytes) == length($bytes) or die "write: $!";
+	close $fh;
+	return;
+}
+
+sub flip_byte
+{
+	my ($path, $offset) = @_;
+	open(my $fh, '<', $path) or die "open $path: $!";
+	binmode $fh;
+	sysseek($fh, $offset, 0);
+	sysread($fh, my $b, 1);
+	close $fh;
+	patch_file($path, $offset, chr(ord($b) ^ 0x5A));
+	return;
+}
+
+sub ids_sql
+{
+	my ($path, $where) = @_;
+	return "SET enable_seqscan = off; SET enable_bitmapscan = " . ($path eq 'bitmap' ? 'on' : 'off')
+	  . "; SET enable_indexscan = " . ($path eq 'index' ? 'on' : 'off')
+	  . "; SELECT count(*), coalesce(sum(id), 0) FROM t WHERE $where";
+}
+
+my $PLANE = 'geom && ST_MakeEnvelope(-1e9, -1e9, 1e9, 1e9)';
+
+# the index answers like a seq scan, passes its check, no orphan files
+sub healthy
+{
+	my ($what, $orphan_todo) = @_;
+	is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('t_idx')"), 't', "$what: hybrid_index_check passes");
+	is(HiTest::filters_differential($node, 'postgres', 't', 't_idx', 12, 1000, 11), 'ok', "$what: filters equal seq scan");
+	is(HiTest::knn_differential($node, 'postgres', 't', 't_idx', 4, 1000, 15, 12), 'ok', "$what: kNN equals sorted seq scan");
+	my ($rows, $ids) = HiTest::index_scan_counts($node, 'postgres', 't');
+	is($rows, S("SELECT count(*) FROM t WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)"), "$what: index finds every row");
+	S('CHECKPOINT');
+	my @disk = sort(HiTest::hyb_files($pgdata));
+	my @listed = sort grep { -e $_ } values %{ files_of('t_idx') };
+	local $TODO = $orphan_todo;
+	is_deeply(\@disk, \@listed, "$what: no orphan index files") or diag("disk: @disk\nlisted: @listed");
+	return;
+}
+
+S(qq{
+	SELECT setseed(0.31);
+	CREATE TABLE t (id bigint PRIMARY KEY, geom geometry) WITH (autovacuum_enabled = off);
+	INSERT INTO t SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 20000) i;
+	INSERT INTO t VALUES (900001, NULL), (900002, 'POINT EMPTY');
+	CREATE INDEX t_idx ON t USING hyrtree (geom) WITH (page_size = $PSIZE, placement = 'none');
+	SELECT hybrid_index_checkpoint('t_idx');
+});
+healthy('fresh index');
+
+# ---------------------------------------------------------------------------
+# (a) one byte flipped in the middle of a leaf page of the .flash file
+# ---------------------------------------------------------------------------
+{
+	my $f = files_of('t_idx');
+	# a leaf in the middle of the tree, with its box
+	my ($pageno, $box) = split /\|/, S(q{
+		SELECT pageno, array_to_string(box, ',') FROM hybrid_index_pages('t_idx')
+		WHERE level = 0 ORDER BY pageno OFFSET 5 LIMIT 1});
+	my ($xmin, $ymin, $xmax, $ymax) = split /,/, $box;
+	my $expect = S("SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT count(*), coalesce(sum(id), 0) FROM t WHERE geom && ST_MakeEnvelope($xmin, $ymin, $xmax, $ymax)");
+	S("SELECT hybrid_index_checkpoint('t_idx')");
+	$node->stop;
+	my $pt = read_map($f->{map});
+	my ($tier, $slot) = @{ $pt->{$pageno} };
+	is($tier, 0, "leaf page $pageno is on the flash tier");
+	flip_byte($f->{flash}, $slot * $PSIZE + $PSIZE / 2 + 3);
+	$node->start;
+
+	for my $path (qw(index bitmap))
+	{
+		my ($ok, $out, $err) = run(ids_sql($path, "geom && ST_MakeEnvelope($xmin, $ymin, $xmax, $ymax)"));
+		ok(!$ok, "(a) $path scan over the corrupted page fails") or diag("returned $out, seq scan $expect");
+		like($err, qr/ERROR:\s+XX002:/, "(a) $path scan: ERRCODE_INDEX_CORRUPTED");
+		like($err, qr/page $pageno\b/, "(a) $path scan: the error names page $pageno");
+		like($err, qr/\Q$f->{flash}\E/, "(a) $path scan: the error names the .flash file");
+		like($err, qr/HINT:\s+REINDEX/, "(a) $path scan: hint REINDEX");
+	}
+	my ($ok, $out, $err) = run(ids_sql('index', $PLANE));
+	ok(!$ok, '(a) a scan of everything fails too (never silently fewer rows)');
+	($ok, $out, $err) = run("SELECT hybrid_index_check('t_idx')");
+	like($err, qr/ERROR:\s+XX002:.*page $pageno/, '(a) hybrid_index_check reports the page');
+	no_crash('(a)');
+	S('REINDEX INDEX t_idx');
+	is(S(ids_sql('index', "geom && ST_MakeEnvelope($xmin, $ymin, $xmax, $ymax)")), $expect, '(a) after REINDEX the page\'s rows are found');
+	healthy('(a) after REINDEX');
+}
+
+# ---------------------------------------------------------------------------
+# (b) the .flash file truncated
+# ---------------------------------------------------------------------------
+{
+	S("SELECT hybrid_index_checkpoint('t_idx')");
+	my $f = files_of('t_idx');
+	$node->stop;
+	my $size = -s $f->{flash};
+	truncate($f->{flash}, int($size / 2) + 100) or die "truncate: $!";
+	$node->start;
+	for my $path (qw(index bitmap))
+	{
+		my ($ok, $out, $err) = run(ids_sql($path, $PLANE));
+		ok(!$ok, "(b) $path scan over a truncated .flash fails") or diag("returned $out");
+		like($err, qr/ERROR:\s+(XX001|XX002|58030):/, "(b) $path scan: data corrupted / index corrupted / I/O error");
+		like($err, qr/\Q$f->{flash}\E/, "(b) $path scan: the error names the .flash file");
+		like($err, qr/(page|offset) \d+/, "(b) $path scan: the error names the page (or its offset)");
+	}
+	no_crash('(b)');
+	S('REINDEX INDEX t_idx');
+	healthy('(b) after REINDEX');
+}
+
+# ---------------------------------------------------------------------------
+# (c) the .map file corrupted / truncated / deleted
+# ---------------------------------------------------------------------------
+my @map_damage = (
+	[ 'one byte flipped', sub { flip_byte($_[0], int((-s $_[0]) / 2)) }, 'XX002', qr/map file ".*" of index "t_idx" is corrupted/ ],
+	[ 'header flipped', sub { flip_byte($_[0], 20) }, 'XX002', qr/is corrupted/ ],
+	[ 'truncated', sub { truncate($_[0], 50) or die }, 'XX002', qr/is corrupted/ ],
+	[ 'emptied', sub { truncate($_[0], 0) or die }, 'XX002', qr/is corrupted/ ],
+	[ 'deleted', sub { unlink($_[0]) or die }, '58P01', qr/files of index "t_idx" are missing/ ],
+);
+for my $m (@map_damage)
+{
+	my ($what, $damage, $state, $re) = @$m;
+	S("SELECT hybrid_index_checkpoint('t_idx')");
+	my $f = files_of('t_idx');
+	$node->stop;
+	$damage->($f->{map});
+	$node->start;
+	my ($ok, $out, $err) = run(ids_sql('index', $PLANE));
+	ok(!$ok, "(c) map $what: a query fails") or diag("returned $out");
+	like($err, qr/ERROR:\s+$state:/, "(c) map $what: SQLSTATE $state");
+	like($err, $re, "(c) map $what: message");
+	like($err, qr/\Q$f->{map}\E/, "(c) map $what: names the map file");
+	like($err, qr/HINT:\s+REINDEX/, "(c) map $what: hint REINDEX");
+	($ok, $out, $err) = run("INSERT INTO t VALUES (800000, 'POINT(1 1)')");
+	ok(!$ok, "(c) map $what: an insert fails too (nothing written to a broken index)");
+	no_crash("(c) map $what");
+	S('REINDEX INDEX t_idx');
+	healthy("(c) map $what: after REINDEX", 'product bug: REINDEX of an index whose map file is damaged leaves its old files behind (see KNOWN_FAILURES.md)');
+	# drop leftovers so that the next round counts only its own
+	my %current = map { $_ => 1 } values %{ files_of('t_idx') };
+	unlink grep { !$current{$_} } HiTest::hyb_files($pgdata);
+}
+
+# ---------------------------------------------------------------------------
+# (d) torn log tail after a workload that did not reach an index checkpoint
+# ---------------------------------------------------------------------------
+my $round = 0;
+
+# committed rows (two transactions), then an open transaction's rows, then
+# an immediate stop: the log holds A, B (fsynced at commit) and C.
+sub log_workload
+{
+	$round++;
+	my $base = 1_000_000 * $round;
+	S("SELECT hybrid_index_checkpoint('t_idx')");
+	my $f = files_of('t_idx');
+	is(-s $f->{log}, 0, "(d$round) the log is empty after the checkpoint");
+	S("INSERT INTO t SELECT $base + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 300) i");
+	S("INSERT INTO t SELECT $base + 500 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 10) i");
+	my $bg = $node->background_psql('postgres');
+	$bg->query_safe("BEGIN");
+	$bg->query_safe("INSERT INTO t SELECT -($base + i), ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 20) i");
+	$node->stop('immediate');
+	eval { $bg->quit; };
+	my $len = -s $f->{log};
+	is($len, 330 * 48, "(d$round) the log holds the 330 records of the workload");
+	return ($f, $base, $len);
+}
+
+# records of the log: [type, xid, "(block,offset)"]
+sub log_records
+{
+	my ($path, $upto) = @_;
+	my $buf = slurp_file($path);
+	my @r;
+	for (my $off = 0; $off + 48 <= $upto; $off += 48)
+	{
+		my ($type) = unpack('C', substr($buf, $off + 4, 1));
+		my ($xid) = unpack('V', substr($buf, $off + 16, 4));
+		my ($hi, $lo, $pos) = unpack('v3', substr($buf, $off + 36, 6));
+		push @r, [ $type, $xid, sprintf('(%d,%d)', ($hi << 16) | $lo, $pos) ];
+	}
+	return @r;
+}
+
+# after recovery: every committed row whose record precedes $cut is found
+# through the index, no uncommitted row, check passes
+sub after_tear
+{
+	my ($what, $f, $base, $cut, $all_committed_found) = @_;
+	$node->start;
+	# the first 310 records are the committed rows
+	my @before = log_records($f->{log} . '.orig', $cut < 310 * 48 ? $cut : 310 * 48);
+	my %ctids = map { $_->[2] => 1 } grep { $_->[0] == 1 } @before;
+	ok(scalar(keys %ctids) >= 300, "$what: " . scalar(keys %ctids) . " committed records before the tear");
+	my $found = S("SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT ctid FROM t WHERE $PLANE AND id >= $base");
+	my %got = map { $_ => 1 } split /\n/, $found;
+	my @missing = grep { !$got{$_} } sort keys %ctids;
+	is(scalar(@missing), 0, "$what: every committed row whose log record precedes the tear is found")
+	  or diag("missing ctids: @missing");
+	is(S("SELECT count(*) FROM t WHERE id < 0"), '0', "$what: no uncommitted row in the table");
+	is(S(ids_sql('index', "$PLANE AND id < 0")), '0|0', "$what: no uncommitted row through the index");
+	my $log_len = -s $f->{log};
+	is($log_len % 48, 0, "$what: the log was cut at a record boundary ($log_len bytes)");
+	is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('t_idx')"), 't', "$what: hybrid_index_check passes");
+	if ($all_committed_found)
+	{
+		is(S(ids_sql('index', "$PLANE AND id >= $base")),
+			S("SELECT count(*), coalesce(sum(id), 0) FROM t WHERE id >= $base"), "$what: all committed rows found");
+		is(HiTest::filters_differential($node, 'postgres', 't', 't_idx', 8, 1000, 20 + $round), 'ok',
+			"$what: filters equal seq scan");
+	}
+	no_crash($what);
+	return;
+}
+
+my @tears = (
+	[ 'garbage appended', sub { my ($p, $len) = @_; patch_file($p, $len, pack('C*', map { ($_ * 37 + 11) % 256 } 1 .. 30)); return $len; }, 1 ],
+	[ 'last record cut in half', sub { my ($p, $len) = @_; truncate($p, $len - 20) or die; return $len - 48; }, 1 ],
+	[ 'last record corrupted', sub { my ($p, $len) = @_; patch_file($p, $len - 30, 'XXXXXXXX'); return $len - 48; }, 1 ],
+	[ 'cut inside the last committed transaction', sub {
+		my ($p, $len) = @_;
+		# 300 + 10 committed records, then 20 uncommitted: cut after 307
+		truncate($p, 307 * 48 + 10) or die; return 307 * 48; }, 0 ],
+);
+for my $t (@tears)
+{
+	my ($what, $tear, $all) = @$t;
+	my ($f, $base, $len) = log_workload();
+	system('cp', $f->{log}, $f->{log} . '.orig') == 0 or die;
+	my $cut = $tear->($f->{log}, $len);
+	after_tear("(d$round) log $what", $f, $base, $cut, $all);
+	unlink $f->{log} . '.orig';
+	# rows of a torn committed transaction that the index lost: REINDEX
+	S('REINDEX INDEX t_idx') unless $all;
+}
+
+# the recovered index keeps working: more inserts, a crash, recovery
+S("INSERT INTO t SELECT 9000000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 500) i");
+$node->stop('immediate');
+$node->start;
+healthy('(d) inserts and crash recovery after the torn-log rounds');
+no_crash('end');
+
+$node->stop;
+done_testing();

@@ -1,0 +1,259 @@
+# 032_resource_faults.pl — the index under resource faults.
+#
+#   (a) a tier on a tiny filesystem (8 MB ext4 on a loop device, made by
+#       test/setup_tiny_fs.sh as root; skipped with a reason when absent):
+#       the whole index (flash tier, map and log) lives there; inserts fill
+#       it until a statement fails with a clear "disk full" error
+#       (SQLSTATE 53100); the index then still passes its check and answers
+#       like a sequential scan; once space is freed (a table on the same
+#       filesystem dropped) inserts work again and survive a restart;
+#   (b) hybrid_index.io_method = sync (the io_uring fallback): build,
+#       inserts, deletes, restart, differential checks;
+#   (c) a tier directory made unreadable (chmod 000): a clear error naming
+#       the file, no crash; after restoring the permissions the index works
+#       and is correct (skipped when the tests run as root, who ignores
+#       permissions).
+use strict;
+use warnings;
+
+use Cwd qw(realpath);
+use File::Path qw(rmtree);
+use FindBin;
+use lib $FindBin::RealBin;
+use HiTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = HiTest::new_node(
+	'faults',
+	fsync => 1,
+	conf  => "hybrid_index.cache_size = 2\n"             # MB: pages get evicted and written
+	  . "hybrid_index.checkpoint_log_size = 256\n");    # kB: frequent index checkpoints
+
+sub S { return $node->safe_psql('postgres', $_[0]); }
+
+sub run
+{
+	my ($sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\n$sql", on_error_stop => 1);
+	return ($ret == 0, $out, $err);
+}
+
+sub no_crash
+{
+	my ($what) = @_;
+	my @bad = grep { /terminated by signal|PANIC/ } split /\n/, slurp_file($node->logfile);
+	is(scalar(@bad), 0, "$what: no backend crashed") or diag(join("\n", @bad));
+	is(HiTest::try_psql($node, 'postgres', 'SELECT 1'), '1', "$what: server up");
+	return;
+}
+
+# check + filters + kNN + every row found, for one table/index
+sub healthy
+{
+	my ($what, $tbl, $idx, $size) = @_;
+	is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('$idx')"), 't', "$what: hybrid_index_check passes");
+	is(HiTest::filters_differential($node, 'postgres', $tbl, $idx, 10, $size, 5), 'ok', "$what: filters equal seq scan");
+	is(HiTest::knn_differential($node, 'postgres', $tbl, $idx, 3, $size, 10, 6), 'ok', "$what: kNN equals sorted seq scan");
+	my ($rows, $ids) = HiTest::index_scan_counts($node, 'postgres', $tbl);
+	is($rows, S("SELECT count(*) FROM $tbl WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)"), "$what: index finds every row");
+	is($ids, $rows, "$what: no duplicates");
+	return;
+}
+
+# the same as one assertion (for known failures: no "TODO passed" noise)
+sub healthy_one
+{
+	my ($what, $tbl, $idx, $size) = @_;
+	my @bad;
+	my $c = HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('$idx')");
+	push @bad, "check: $c" unless $c eq 't';
+	my $d = HiTest::filters_differential($node, 'postgres', $tbl, $idx, 10, $size, 5);
+	push @bad, "filters: $d" unless $d eq 'ok';
+	my ($rows) = HiTest::index_scan_counts($node, 'postgres', $tbl);
+	my $heap = S("SELECT count(*) FROM $tbl WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)");
+	push @bad, "index rows $rows, heap rows $heap" unless $rows eq $heap;
+	ok(!@bad, "$what: index check, filters and row count are right") or diag(join("\n", @bad));
+	return;
+}
+
+# ---------------------------------------------------------------------------
+# (b) io_method = sync
+# ---------------------------------------------------------------------------
+$node->append_conf('postgresql.conf', "hybrid_index.io_method = sync\nhybrid_index.io_depth = 4\n");
+$node->reload;
+is(S('SHOW hybrid_index.io_method'), 'sync', '(b) io_method = sync in effect');
+S(q{
+	SELECT setseed(0.25);
+	CREATE TABLE s (id bigint, geom geometry);
+	INSERT INTO s SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 20000) i;
+	CREATE INDEX s_idx ON s USING hyrtree (geom) WITH (page_size = 4096);
+	INSERT INTO s SELECT 100000 + i, ST_Buffer(ST_MakePoint(random() * 1000, random() * 1000), random() * 5, 'quad_segs=2')
+	  FROM generate_series(1, 3000) i;
+	DELETE FROM s WHERE id % 7 = 0;
+	VACUUM s;
+});
+healthy('(b) sync I/O', 's', 's_idx', 1000);
+$node->restart;
+healthy('(b) sync I/O after restart (pages read back synchronously)', 's', 's_idx', 1000);
+ok(S("SELECT sum(reads) > 0 FROM hybrid_index_stats('s_idx')") eq 't', '(b) pages were read from the files');
+$node->append_conf('postgresql.conf', "hybrid_index.io_method = io_uring\nhybrid_index.io_depth = 64\n");
+$node->reload;
+healthy('(b) io_uring again over what sync I/O wrote', 's', 's_idx', 1000);
+S('DROP TABLE s');
+
+# ---------------------------------------------------------------------------
+# (c) a tier directory made unreadable
+# ---------------------------------------------------------------------------
+SKIP:
+{
+	skip '(c) the tests run as root, who ignores directory permissions', 1 if $> == 0;
+	my $fast = PostgreSQL::Test::Utils::tempdir();
+	S("CREATE TABLESPACE fast LOCATION '$fast'");
+	S(q{
+		SELECT setseed(0.6);
+		CREATE TABLE c (id bigint, geom geometry);
+		INSERT INTO c SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 20000) i;
+		CREATE INDEX c_idx ON c USING hyrtree (geom) WITH (page_size = 2048, placement = 'upper', optane_tablespace = 'fast');
+		SELECT hybrid_index_checkpoint('c_idx');
+	});
+	my $optane = S("SELECT path FROM hybrid_index_files('c_idx') AS f(tier, path, bytes) WHERE tier = 'optane'");
+	my ($dir) = $optane =~ m{^(.*)/[^/]+$};
+	ok(-d $dir, "(c) the optane tier directory $dir exists");
+
+	# unreadable at start-up: nothing cached, the first read must open the file
+	$node->stop;
+	chmod 0000, $dir or die "chmod: $!";
+	$node->start;
+	my ($ok, $out, $err) = run(q{SET enable_seqscan = off; SELECT count(*) FROM c WHERE geom && ST_MakeEnvelope(0, 0, 500, 500)});
+	ok(!$ok, '(c) a query needing the unreadable tier fails') or diag("returned $out");
+	like($err, qr/ERROR:\s+42501:.*\Q$optane\E.*Permission denied/, '(c) permission denied, naming the .optane file');
+	($ok, $out, $err) = run(q{INSERT INTO c SELECT 500000 + i, ST_MakePoint(i, i) FROM generate_series(1, 100) i});
+	ok(!$ok, '(c) an insert needing the unreadable tier fails');
+	like($err, qr/ERROR:\s+42501:/, '(c) the insert fails with permission denied');
+	no_crash('(c) unreadable at start');
+	chmod 0700, $dir or die "chmod: $!";
+	healthy('(c) permissions restored', 'c', 'c_idx', 1000);
+
+	# unreadable while in use: new sessions must open the file to write
+	# evicted pages (tiny cache) and to read uncached ones
+	chmod 0000, $dir or die "chmod: $!";
+	($ok, $out, $err) = run(q{
+		INSERT INTO c SELECT 600000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 30000) i;
+		SELECT hybrid_index_checkpoint('c_idx');});
+	if ($ok) { pass('(c) inserts while the tier is unreadable: succeeded (from cache and open descriptors)'); }
+	else { like($err, qr/ERROR:\s+42501:.*Permission denied/, '(c) inserts while the tier is unreadable: permission denied'); }
+	no_crash('(c) unreadable while in use');
+	chmod 0700, $dir or die "chmod: $!";
+	healthy('(c) permissions restored again', 'c', 'c_idx', 1000);
+	$node->restart;
+	healthy('(c) after a restart', 'c', 'c_idx', 1000);
+	S('DROP TABLE c; DROP TABLESPACE fast');
+}
+
+# ---------------------------------------------------------------------------
+# (a) a tier on a tiny filesystem that fills up
+# ---------------------------------------------------------------------------
+# which statement hits the full disk first in the redo log is a matter of timing
+my $LOG_TODO = 'product bug: a short redo-log append on a full disk reports XX000 "...: Success" (see KNOWN_FAILURES.md)';
+my $tiny = $ENV{HI_TINY_FS} // '/tmp/hybrid_index_tinyfs';
+my $tiny_ok = -d $tiny && -w $tiny && (stat($tiny))[0] != (stat("$tiny/.."))[0];
+SKIP:
+{
+	skip "(a) no tiny filesystem at $tiny: run 'bash test/setup_tiny_fs.sh' as root first "
+	  . '(an 8 MB ext4 loop mount the test user can write)', 1
+	  unless $tiny_ok;
+	my $loc = "$tiny/ts_$$";
+	rmtree($loc);
+	mkdir $loc or die "mkdir $loc: $!";
+	S("CREATE TABLESPACE tiny LOCATION '$loc'");
+	# something to delete later to free space
+	S(q{CREATE TABLE filler (pad text) TABLESPACE tiny;
+		ALTER TABLE filler ALTER pad SET STORAGE PLAIN;
+		INSERT INTO filler SELECT repeat('x', 1500) FROM generate_series(1, 2000);});
+	S(q{
+		SELECT setseed(0.8);
+		CREATE TABLE f (id bigint, geom geometry);
+		INSERT INTO f SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 5000) i;
+		CREATE INDEX f_idx ON f USING hyrtree (geom) WITH (page_size = 8192, placement = 'none') TABLESPACE tiny;
+	});
+	my $real_loc = realpath($loc);
+	for my $p (split /\n/, S("SELECT path FROM hybrid_index_files('f_idx') AS f(tier, path, bytes) WHERE tier IN ('flash', 'log', 'map')"))
+	{
+		like(realpath($p) // '', qr/^\Q$real_loc\E\//, "(a) $p is on the tiny filesystem");
+	}
+
+	my ($ok, $out, $err);
+	my $batch = 0;
+	my $next = 100000;
+	while ($batch < 60)
+	{
+		$batch++;
+		($ok, $out, $err) = run("INSERT INTO f SELECT $next + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 10000) i");
+		last unless $ok;
+		$next += 10000;
+	}
+	ok(!$ok, "(a) inserts fill the filesystem: statement $batch fails");
+	{
+		local $TODO = $err =~ /redo log.*Success/ ? $LOG_TODO : undef;
+		like($err, qr/ERROR:\s+53100:/, '(a) SQLSTATE 53100 (disk full)') or diag($err);
+		like($err, qr/No space left on device|free space/i, '(a) the error says the disk is full');
+	}
+	like($err, qr/hyb_\d+_\d+\.(flash|log|map)|index "f_idx"/, '(a) the error names the file or the index');
+	note("disk full after $batch batches: $err");
+	no_crash('(a) disk full');
+	{
+		local $TODO = 'product bug: with the tier full, read-only queries fail too (see KNOWN_FAILURES.md)';
+		healthy_one('(a) after disk full', 'f', 'f_idx', 1000);
+	}
+
+	# still full: a write fails cleanly again
+	($ok, $out, $err) = run("INSERT INTO f SELECT $next + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 20000) i");
+	ok(!$ok, '(a) a second insert while full fails');
+	{
+		local $TODO = $err =~ /redo log.*Success/ ? $LOG_TODO : undef;
+		like($err, qr/ERROR:\s+53100:/, '(a) a second insert while full: disk full again') or diag($err);
+	}
+	no_crash('(a) still full');
+	{
+		local $TODO = 'product bug: with the tier full, read-only queries fail too (see KNOWN_FAILURES.md)';
+		healthy_one('(a) still full', 'f', 'f_idx', 1000);
+	}
+
+	# free space: the index works again
+	S('DROP TABLE filler');
+	S('CHECKPOINT');
+	{
+		local $TODO = 'product bug: after the disk was full, freeing 3 MB is not enough: the file grows into it and stays full (see KNOWN_FAILURES.md)';
+		($ok, $out, $err) = run("INSERT INTO f SELECT 900000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 5000) i;
+			SELECT hybrid_index_checkpoint('f_idx');");
+		ok($ok, '(a) after freeing space inserts and a checkpoint work again') or diag($err);
+		healthy_one('(a) after freeing space', 'f', 'f_idx', 1000);
+	}
+	no_crash('(a) after freeing space');
+
+	# a restart (crash recovery of the index) brings it back in any case
+	$node->stop('immediate');
+	$node->start;
+	healthy('(a) after a crash-restart', 'f', 'f_idx', 1000);
+	{
+		# the .flash file never gives its free slots back to the filesystem,
+		# so the log has no room to grow until the index is rebuilt
+		local $TODO = 'product bug: the tier file keeps the space of its free slots; the log cannot grow (see KNOWN_FAILURES.md)';
+		($ok, $out, $err) = run("INSERT INTO f SELECT 950000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 3000) i;
+			SELECT hybrid_index_checkpoint('f_idx');");
+		ok($ok, '(a) after the restart inserts and a checkpoint work') or diag($err);
+		is(S("SELECT count(*) FROM f WHERE id > 950000"), '3000', '(a) the rows inserted after recovery are there');
+	}
+	healthy('(a) after the restart and more inserts', 'f', 'f_idx', 1000);
+	$node->restart;
+	healthy('(a) final', 'f', 'f_idx', 1000);
+
+	S('DROP TABLE f; DROP TABLESPACE tiny');
+	rmtree($loc);
+}
+
+no_crash('end');
+$node->stop;
+done_testing();
