@@ -31,6 +31,7 @@
 
 #include "hybrid_index.h"
 #include "am/rtam.h"
+#include "am/lbgrid.h"
 #include "efind/efind.h"
 
 PG_MODULE_MAGIC;
@@ -306,6 +307,7 @@ _PG_init(void)
 	hi_define_gucs();
 	hyrtree_init();
 	efind_init();
+	lbgrid_init();
 	/* after every module has defined its settings: the rest are typos */
 	MarkGUCPrefixReserved("hybrid_index");
 

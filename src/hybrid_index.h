@@ -436,6 +436,7 @@ extern char *hi_place_json(HiIndexShared *sh);
 /* ---- log/redo_log.c ---- */
 #define HI_LOG_INSERT	1
 #define HI_LOG_DELETE	2
+#define HI_LOG_COMMIT	3		/* the xid reached commit: its records count */
 
 struct HiLogRecord
 {

@@ -23,9 +23,11 @@
 #include <unistd.h>
 
 #include "access/transam.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "hybrid_index.h"
@@ -80,6 +82,45 @@ remember(HiIndex *idx, uint64 upto)
 }
 
 /*
+ * Write one record at the end of the log.  name is the index's name for
+ * error messages.  Returns the LSN after the record.
+ */
+static uint64
+append_record(HiIndexShared *sh, HiLogRecord *rec, const char *name)
+{
+	int			fd = hi_log_fd(sh);
+	ssize_t		w;
+	uint64		end;
+
+	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
+	rec->lsn = sh->log_insert;
+	rec->crc = rec_crc(rec);
+	w = pwrite(fd, rec, sizeof(*rec), (off_t) (rec->lsn - sh->log_base));
+	if (w != sizeof(*rec))
+	{
+		int			save_errno = errno;
+
+		/* a partial record is overwritten by the next append */
+		LWLockRelease(&sh->log_lock);
+		if (w >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DISK_FULL),
+					 errmsg("could not append to the redo log of index \"%s\": wrote only %zd of %zu bytes",
+							name, w, sizeof(*rec)),
+					 errhint("Check free space on the index's tablespace.")));
+		errno = save_errno;
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not append to the redo log of index \"%s\": %m", name)));
+	}
+	sh->log_insert += sizeof(*rec);
+	end = sh->log_insert;
+	LWLockRelease(&sh->log_lock);
+	pg_atomic_fetch_add_u64(&sh->log_bytes, sizeof(*rec));
+	return end;
+}
+
+/*
  * Append one record.  The caller holds tree_lock exclusively and has not
  * yet applied the change: if the write fails, nothing changed.
  */
@@ -87,10 +128,8 @@ void
 hi_log_append(HiIndex *idx, uint8 type, TransactionId xid, HiKeyKind kind,
 			  const HiBox *box, ItemPointer tid)
 {
-	HiIndexShared *sh = idx->sh;
 	HiLogRecord rec;
-	int			fd = hi_log_fd(sh);
-	ssize_t		w;
+	uint64		end;
 
 	memset(&rec, 0, sizeof(rec));
 	rec.type = type;
@@ -99,35 +138,9 @@ hi_log_append(HiIndex *idx, uint8 type, TransactionId xid, HiKeyKind kind,
 	if (box)
 		rec.box = *box;
 	rec.tid = *tid;
-
-	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
-	rec.lsn = sh->log_insert;
-	rec.crc = rec_crc(&rec);
-	w = pwrite(fd, &rec, sizeof(rec), (off_t) (rec.lsn - sh->log_base));
-	if (w != sizeof(rec))
-	{
-		int			save_errno = errno;
-
-		/* a partial record is cut off by the next append's position */
-		LWLockRelease(&sh->log_lock);
-		if (w >= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DISK_FULL),
-					 errmsg("could not append to the redo log of index \"%s\": wrote only %zd of %zu bytes",
-							RelationGetRelationName(idx->rel), w, sizeof(rec)),
-					 errhint("Check free space on the index's tablespace.")));
-		errno = save_errno;
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not append to the redo log of index \"%s\": %m",
-						RelationGetRelationName(idx->rel))));
-	}
-	sh->log_insert += sizeof(rec);
-	LWLockRelease(&sh->log_lock);
-	pg_atomic_fetch_add_u64(&sh->log_bytes, sizeof(rec));
-
+	end = append_record(idx->sh, &rec, RelationGetRelationName(idx->rel));
 	if (TransactionIdIsValid(xid))
-		remember(idx, rec.lsn + sizeof(rec));
+		remember(idx, end);
 }
 
 /* Make the log durable up to upto (group commit) */
@@ -188,6 +201,46 @@ hi_log_reset(HiIndexShared *sh, uint64 base)
 }
 
 /*
+ * First pass of replay: the valid prefix of the log (its length in *valid)
+ * and the xids that wrote a COMMIT record in it.
+ *
+ * Why the COMMIT records: a transaction still running at a crash has its
+ * index records in the log (written, not fsynced, but the OS may have kept
+ * them) while its WAL may be lost; PostgreSQL can then hand its xid to a
+ * new transaction, and clog would call the old records committed.  A
+ * transaction writes COMMIT only at pre-commit, after flushing the WAL up
+ * to that point, so an xid with a COMMIT record can never be reused and
+ * clog's verdict on it is the truth.
+ */
+static HTAB *
+committed_xids(HiIndexShared *sh, const char *buf, Size len, Size *valid)
+{
+	HASHCTL		ctl;
+	HTAB	   *set;
+	Size		off = 0;
+
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(TransactionId);
+	ctl.entrysize = sizeof(TransactionId);
+	ctl.hcxt = CurrentMemoryContext;
+	set = hash_create("hybrid_index committed xids", 256, &ctl,
+					  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	while (off + sizeof(HiLogRecord) <= len)
+	{
+		HiLogRecord rec;
+
+		memcpy(&rec, buf + off, sizeof(rec));
+		if (rec.crc != rec_crc(&rec) || rec.lsn != sh->log_base + off)
+			break;
+		if (rec.type == HI_LOG_COMMIT && TransactionIdIsNormal(rec.xid))
+			(void) hash_search(set, &rec.xid, HASH_ENTER, NULL);
+		off += sizeof(rec);
+	}
+	*valid = off;
+	return set;
+}
+
+/*
  * Replay the log into a freshly loaded index.  The caller holds tree_lock
  * exclusively and has set log_base to the checkpoint's LSN.  Returns the
  * number of records applied.  The log's valid prefix is kept; a torn or
@@ -206,25 +259,27 @@ hi_log_replay(HiIndex *idx, hi_log_apply_fn apply)
 
 	if (buf != NULL)
 	{
-		while (off + sizeof(HiLogRecord) <= len)
+		HTAB	   *committed = committed_xids(sh, buf, len, &off);
+		Size		pos;
+
+		for (pos = 0; pos < off; pos += sizeof(HiLogRecord))
 		{
 			HiLogRecord rec;
 
-			memcpy(&rec, buf + off, sizeof(rec));
-			if (rec.crc != rec_crc(&rec) || rec.lsn != sh->log_base + off)
-				break;
+			memcpy(&rec, buf + pos, sizeof(rec));
 			if (rec.type == HI_LOG_DELETE ||
 				(rec.type == HI_LOG_INSERT &&
 				 (!TransactionIdIsValid(rec.xid) ||
-				  (TransactionIdIsNormal(rec.xid) && TransactionIdDidCommit(rec.xid)))))
+				  (hash_search(committed, &rec.xid, HASH_FIND, NULL) != NULL &&
+				   TransactionIdDidCommit(rec.xid)))))
 			{
 				apply(idx, &rec);
 				applied++;
 			}
-			off += sizeof(rec);
-			if ((applied & 1023) == 0)
+			if ((pos / sizeof(HiLogRecord) & 1023) == 0)
 				CHECK_FOR_INTERRUPTS();
 		}
+		hash_destroy(committed);
 		pfree(buf);
 	}
 	pfree(path);

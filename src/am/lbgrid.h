@@ -1,0 +1,98 @@
+/*
+ * lbgrid.h
+ *	  The lbgrid index access method: LB-Grid, and GFFM with logging = off
+ *	  (thesis ch. 3).  Glue between PostgreSQL's index AM interface and the
+ *	  Grid File core (grid/) with LB-Grid's store (lbgrid/).
+ */
+#ifndef AM_LBGRID_H
+#define AM_LBGRID_H
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+
+#include "grid/grid.h"
+
+/*
+ * Reloptions.  The first part is the common HiIndexOptions, which the core
+ * reads (page_size, buffer_size); -1 means "use the GUC".
+ */
+typedef struct LbgridOptions
+{
+	HiIndexOptions base;
+	int			logging;		/* 1: LB-Grid, 0: GFFM, -1: GUC */
+	int			bucket_capacity;	/* entries per bucket, 0: from page */
+	int			cold_size;		/* CLRU pages */
+	int			buffer_split;	/* % of buffer_size for directories */
+	int			merge_threshold;	/* % occupancy that triggers merging */
+	int			batch_size;		/* pages per batched read, 0: half buffer */
+	int			knn_prefetch;	/* 1, 0, -1: GUC */
+	int			compact_threshold;	/* % live below which to compact */
+	int			max_list;		/* rewrite buckets with longer lists */
+} LbgridOptions;
+
+/* parameters: default, minimum, maximum */
+#define LBGRID_BUFFER_KB_DEFAULT	4096
+#define LBGRID_BUFFER_SPLIT_DEFAULT 75
+#define LBGRID_COLD_DEFAULT			128
+#define LBGRID_COLD_MAX				65536
+#define LBGRID_MERGE_DEFAULT		30
+#define LBGRID_MERGE_MAX			49
+#define LBGRID_COMPACT_DEFAULT		25
+#define LBGRID_COMPACT_MAX			90
+#define LBGRID_MAX_LIST_DEFAULT		32
+#define LBGRID_MAX_LIST_MAX			16384
+#define LBGRID_CAPACITY_MAX			65536
+
+extern int	lbgrid_buffer_kb;
+extern int	lbgrid_buffer_split;
+extern int	lbgrid_cold_size;
+extern int	lbgrid_merge_threshold;
+extern int	lbgrid_batch_size;
+extern bool lbgrid_knn_prefetch;
+extern bool lbgrid_logging;
+extern int	lbgrid_bucket_capacity;
+extern int	lbgrid_compact_threshold;
+extern int	lbgrid_max_list;
+
+/* lbgrid.c */
+extern void lbgrid_init(void);
+extern void lbgrid_settings(Relation index, GridSettings *out);
+
+/* lbgrid_build.c */
+extern IndexBuildResult *lbgrid_build(Relation heap, Relation index, IndexInfo *info);
+extern void lbgrid_buildempty(Relation index);
+extern bool lbgrid_insert(Relation index, Datum *values, bool *isnull,
+						  ItemPointer ht_ctid, Relation heap,
+						  IndexUniqueCheck checkUnique, bool indexUnchanged,
+						  IndexInfo *info);
+
+/* lbgrid_scan.c */
+extern IndexScanDesc lbgrid_beginscan(Relation index, int nkeys, int norderbys);
+extern void lbgrid_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
+						  ScanKey orderbys, int norderbys);
+extern bool lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 lbgrid_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void lbgrid_endscan(IndexScanDesc scan);
+
+/* lbgrid_vacuum.c */
+extern IndexBulkDeleteResult *lbgrid_bulkdelete(IndexVacuumInfo *info,
+												IndexBulkDeleteResult *stats,
+												IndexBulkDeleteCallback callback,
+												void *callback_state);
+extern IndexBulkDeleteResult *lbgrid_vacuumcleanup(IndexVacuumInfo *info,
+												   IndexBulkDeleteResult *stats);
+
+/* lbgrid_cost.c */
+extern void lbgrid_costestimate(PlannerInfo *root, IndexPath *path,
+								double loop_count, Cost *indexStartupCost,
+								Cost *indexTotalCost, Selectivity *indexSelectivity,
+								double *indexCorrelation, double *indexPages);
+
+/* lbgrid_inspect.c */
+extern void lbgrid_check(HiIndex *idx);
+extern char *lbgrid_inspect_json(HiIndex *idx);
+extern HiPageInfo *lbgrid_pages(HiIndex *idx, Size *n);
+
+#endif							/* AM_LBGRID_H */

@@ -1,0 +1,300 @@
+/*
+ * lbgrid_scan.c
+ *	  Index scans of lbgrid: filter scans (amgettuple, amgetbitmap), group
+ *	  queries through "geom op ANY(array)" (amsearcharray), and kNN-ordered
+ *	  scans (ORDER BY geom <-> q).
+ *
+ * A filter scan computes its whole answer on the first call, under
+ * tree_lock in shared mode, and hands it out TID by TID: no concurrent
+ * split can make it miss or repeat a row.  Every TID is returned with
+ * xs_recheck = hybrid_index.recheck (the index compares float boxes with
+ * PostGIS's own predicates; rechecking also guards against an entry a
+ * crash left behind).  kNN distances are lower bounds, rechecked and
+ * reordered by the executor (grid_knn.c).
+ *
+ * NULL and EMPTY geometries are indexed but match no filter, except that
+ * PostGIS says EMPTY ~= EMPTY: a scan "geom ~= 'POINT EMPTY'" returns the
+ * EMPTY rows, as a sequential scan does.
+ */
+#include "postgres.h"
+
+#include "access/itup.h"
+#include "access/relscan.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "am/lbgrid.h"
+
+typedef struct LbgridScan
+{
+	HiIndex    *idx;
+	bool		prepared;
+	GridQuery	q;
+	ItemPointer tids;
+	Size		ntids;
+	Size		pos;
+	GridKnn    *knn;
+	MemoryContext cxt;
+	IndexTuple	dummy;			/* for index-only scans, see below */
+} LbgridScan;
+
+IndexScanDesc
+lbgrid_beginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	LbgridScan *so = palloc0(sizeof(LbgridScan));
+
+	so->idx = hi_am_open(index);
+	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "lbgrid scan",
+									ALLOCSET_DEFAULT_SIZES);
+	if (norderbys > 0)
+	{
+		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
+		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
+	}
+	scan->opaque = so;
+	return scan;
+}
+
+static void
+reset_scan(LbgridScan *so)
+{
+	if (so->knn)
+		grid_knn_end(so->knn);
+	MemoryContextReset(so->cxt);
+	so->prepared = false;
+	so->tids = NULL;
+	so->ntids = 0;
+	so->pos = 0;
+	so->knn = NULL;
+}
+
+void
+lbgrid_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
+			  int norderbys)
+{
+	LbgridScan *so = (LbgridScan *) scan->opaque;
+
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	if (orderbys && scan->numberOfOrderBys > 0)
+		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+	reset_scan(so);
+}
+
+static void
+set_qual(GridQual *q, int strategy, Datum value, bool isnull)
+{
+	q->strategy = strategy;
+	q->isnull = isnull;
+	q->empty = false;
+	memset(&q->box, 0, sizeof(HiBox));
+	if (!isnull)
+		q->empty = hi_geom_box(value, &q->box) != HI_KEY_BOX;
+}
+
+/*
+ * Scan keys to a grid query.  A key with an array argument (ANY) becomes
+ * one element per array element; a key none of whose elements can match
+ * anything (NULL, or EMPTY with an operator other than ~=) makes the scan
+ * return nothing.
+ */
+static void
+prepare(IndexScanDesc scan)
+{
+	LbgridScan *so = (LbgridScan *) scan->opaque;
+	GridQuery  *q = &so->q;
+	int			i;
+
+	q->nkeys = scan->numberOfKeys;
+	q->keys = palloc0(sizeof(GridKey) * Max(q->nkeys, 1));
+	q->impossible = false;
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		key = &scan->keyData[i];
+		GridKey    *k = &q->keys[i];
+		bool		possible = false;
+		int			j;
+
+		if (key->sk_flags & SK_ISNULL)
+		{
+			q->impossible = true;
+			k->nelems = 0;
+			continue;
+		}
+		if (key->sk_flags & SK_SEARCHARRAY)
+		{
+			ArrayType  *arr = DatumGetArrayTypeP(key->sk_argument);
+			int16		typlen;
+			bool		typbyval;
+			char		typalign;
+			Datum	   *elems;
+			bool	   *nulls;
+			int			n;
+
+			get_typlenbyvalalign(ARR_ELEMTYPE(arr), &typlen, &typbyval, &typalign);
+			deconstruct_array(arr, ARR_ELEMTYPE(arr), typlen, typbyval, typalign,
+							  &elems, &nulls, &n);
+			k->nelems = n;
+			k->elems = palloc(sizeof(GridQual) * Max(n, 1));
+			for (j = 0; j < n; j++)
+				set_qual(&k->elems[j], key->sk_strategy, elems[j], nulls[j]);
+		}
+		else
+		{
+			k->nelems = 1;
+			k->elems = palloc(sizeof(GridQual));
+			set_qual(&k->elems[0], key->sk_strategy, key->sk_argument, false);
+		}
+		for (j = 0; j < k->nelems; j++)
+		{
+			GridQual   *e = &k->elems[j];
+
+			possible |= !e->isnull && (!e->empty || e->strategy == GRID_STRATEGY_SAME);
+		}
+		if (!possible)
+			q->impossible = true;
+	}
+	so->prepared = true;
+}
+
+static void
+start_knn(IndexScanDesc scan)
+{
+	LbgridScan *so = (LbgridScan *) scan->opaque;
+	ScanKey		ob = &scan->orderByData[0];
+	HiBox		qbox;
+	bool		qempty = true;
+	Grid	   *g;
+
+	memset(&qbox, 0, sizeof(qbox));
+	if (!(ob->sk_flags & SK_ISNULL))
+		qempty = hi_geom_box(ob->sk_argument, &qbox) != HI_KEY_BOX;
+	LWLockAcquire(&so->idx->sh->tree_lock, LW_SHARED);
+	g = grid_open(so->idx);
+	so->knn = grid_knn_begin(g, &qbox, qempty, &so->q);
+	LWLockRelease(&so->idx->sh->tree_lock);
+}
+
+/* The whole answer of a filter scan */
+static ItemPointer
+search(LbgridScan *so, Size *n)
+{
+	ItemPointer tids;
+
+	LWLockAcquire(&so->idx->sh->tree_lock, LW_SHARED);
+	tids = grid_search(grid_open(so->idx), &so->q, n);
+	LWLockRelease(&so->idx->sh->tree_lock);
+	return tids;
+}
+
+bool
+lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	LbgridScan *so = (LbgridScan *) scan->opaque;
+	MemoryContext old;
+	bool		found = false;
+
+	if (dir != ForwardScanDirection)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("index \"%s\" only supports forward scans",
+						RelationGetRelationName(scan->indexRelation))));
+
+	old = MemoryContextSwitchTo(so->cxt);
+	if (!so->prepared)
+	{
+		prepare(scan);
+		if (!so->q.impossible)
+		{
+			pgstat_count_index_scan(scan->indexRelation);
+			if (scan->numberOfOrderBys > 0)
+				start_knn(scan);
+			else
+				so->tids = search(so, &so->ntids);
+		}
+	}
+
+	if (so->q.impossible)
+		found = false;
+	else if (so->knn)
+	{
+		double		dist;
+		bool		isnull;
+
+		found = grid_knn_next(so->knn, &scan->xs_heaptid, &dist, &isnull);
+		if (found)
+		{
+			scan->xs_orderbyvals[0] = Float8GetDatum(dist);
+			scan->xs_orderbynulls[0] = isnull;
+			scan->xs_recheckorderby = true;
+		}
+	}
+	else if (so->pos < so->ntids)
+	{
+		scan->xs_heaptid = so->tids[so->pos++];
+		found = true;
+	}
+	scan->xs_recheck = hi_recheck;
+
+	/*
+	 * The planner makes index-only scans of any index for queries that use
+	 * no column at all (SELECT count(*) FROM t), even of an AM that cannot
+	 * return its column; such a scan wants an index tuple, and reads none
+	 * of its values.  Hand it one holding NULL.
+	 */
+	if (found && scan->xs_want_itup)
+	{
+		if (so->dummy == NULL)
+		{
+			Datum		value = (Datum) 0;
+			bool		isnull = true;
+			MemoryContext tcxt = MemoryContextSwitchTo(GetMemoryChunkContext(so));
+
+			so->dummy = index_form_tuple(RelationGetDescr(scan->indexRelation), &value, &isnull);
+			MemoryContextSwitchTo(tcxt);
+		}
+		scan->xs_itup = so->dummy;
+		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+	}
+	MemoryContextSwitchTo(old);
+	return found;
+}
+
+int64
+lbgrid_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	LbgridScan *so = (LbgridScan *) scan->opaque;
+	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	Size		n = 0;
+
+	prepare(scan);
+	if (!so->q.impossible)
+	{
+		ItemPointer tids;
+
+		pgstat_count_index_scan(scan->indexRelation);
+		tids = search(so, &n);
+		if (n > 0)
+			tbm_add_tuples(tbm, tids, (int) n, hi_recheck);
+	}
+	MemoryContextSwitchTo(old);
+	reset_scan(so);
+	return (int64) n;
+}
+
+void
+lbgrid_endscan(IndexScanDesc scan)
+{
+	LbgridScan *so = (LbgridScan *) scan->opaque;
+
+	if (so->knn)
+		grid_knn_end(so->knn);
+	MemoryContextDelete(so->cxt);
+	pfree(so);
+	scan->opaque = NULL;
+}

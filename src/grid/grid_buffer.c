@@ -1,0 +1,763 @@
+/*
+ * grid_buffer.c
+ *	  The grid's page buffers (thesis section 3.4.3, Figure 3.5): one for
+ *	  directory pages, one for bucket pages (GFFM buckets or log-buckets),
+ *	  each a hot LRU list (HLRU) of recently used pages and a cold LRU list
+ *	  (CLRU) of dirty pages evicted from the HLRU.  When the CLRU overflows,
+ *	  all of it is written as one batch (Algorithm 5), so writes reach the
+ *	  device in groups and never interleave with single reads.
+ *
+ * The buffers live in the DSA area (one pair per index), so every backend
+ * sees the same pages, dirty ones included; they replace the shared page
+ * cache for the grid access methods and do their I/O through
+ * hi_page_read_direct / hi_page_write_direct (batched, checksummed,
+ * copy-on-write into the tier files).
+ *
+ * Locking.  Page contents follow the index's tree_lock: shared to read,
+ * exclusive to change, so no one changes a page while another backend reads
+ * or writes it.  buf_lock protects the lists, the hash and frame headers.
+ * A frame being read in is pinned and marked READING; others wanting it
+ * wait without the lock.  A CLRU flush runs under buf_lock (its pages cannot
+ * change: whoever flushes holds tree_lock).  Pins are short: a backend pins
+ * a batch, copies what it needs and unpins before asking for another batch
+ * of the same buffer, so waiting for a frame cannot deadlock.  Pins left by
+ * an error are released at (sub)transaction abort (gbuf_release_pins).
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "grid/grid.h"
+
+#define GB_VALID	0x01
+#define GB_DIRTY	0x02
+#define GB_READING	0x04
+
+#define GB_FREE		0
+#define GB_HOT		1
+#define GB_COLD		2
+
+typedef struct GridBufDesc
+{
+	uint32		pageno;
+	uint16		flags;
+	uint8		list;
+	uint8		pad;
+	int32		pins;
+	int32		prev;
+	int32		next;
+} GridBufDesc;
+
+/* backend-local record of pins, for release at abort */
+typedef struct LocalPin
+{
+	int			slotno;
+	uint32		generation;
+	int			which;
+	int			frame;
+} LocalPin;
+
+static LocalPin *local_pins = NULL;
+static int	nlocal = 0;
+static int	maxlocal = 0;
+
+#define GB_WAIT_US		50
+#define GB_WAIT_MAX		(60 * 1000 * 1000 / GB_WAIT_US)	/* 60 s */
+
+static inline GridBuf *
+buf_of(Grid *g, int which)
+{
+	return &g->gs->buf[which];
+}
+
+static inline GridBufDesc *
+descs_of(GridBuf *b)
+{
+	return (GridBufDesc *) dsa_get_address(hi_dsa(), b->descs);
+}
+
+static inline int32 *
+hash_of(GridBuf *b)
+{
+	return (int32 *) dsa_get_address(hi_dsa(), b->hash);
+}
+
+static inline char *
+frame_data(GridShared *gs, GridBuf *b, int f)
+{
+	char	   *base = (char *) TYPEALIGN(HI_IO_ALIGN, dsa_get_address(hi_dsa(), b->data));
+
+	return base + (Size) f * gs->page_size;
+}
+
+static inline uint32
+hash_home(GridBuf *b, uint32 pageno)
+{
+	return (pageno * 2654435761U) & (b->hash_cap - 1);
+}
+
+/* ---- hash: open addressing, linear probing, backward-shift deletion ---- */
+
+static int
+hash_lookup(GridBuf *b, GridBufDesc *d, int32 *h, uint32 pageno)
+{
+	uint32		i = hash_home(b, pageno);
+
+	while (h[i] >= 0)
+	{
+		if (d[h[i]].pageno == pageno)
+			return h[i];
+		i = (i + 1) & (b->hash_cap - 1);
+	}
+	return -1;
+}
+
+static void
+hash_insert(GridBuf *b, int32 *h, uint32 pageno, int f)
+{
+	uint32		i = hash_home(b, pageno);
+
+	while (h[i] >= 0)
+		i = (i + 1) & (b->hash_cap - 1);
+	h[i] = f;
+}
+
+static void
+hash_delete(GridBuf *b, GridBufDesc *d, int32 *h, uint32 pageno)
+{
+	uint32		mask = b->hash_cap - 1;
+	uint32		i = hash_home(b, pageno);
+	uint32		j;
+
+	while (h[i] >= 0 && d[h[i]].pageno != pageno)
+		i = (i + 1) & mask;
+	if (h[i] < 0)
+		return;
+	h[i] = -1;
+	j = i;
+	for (;;)
+	{
+		uint32		k;
+
+		j = (j + 1) & mask;
+		if (h[j] < 0)
+			break;
+		k = hash_home(b, d[h[j]].pageno);
+		/* move h[j] back to i unless its home lies cyclically in (i, j] */
+		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j))
+		{
+			h[i] = h[j];
+			h[j] = -1;
+			i = j;
+		}
+	}
+}
+
+/* ---- lists ---- */
+
+static void
+list_unlink(GridBuf *b, GridBufDesc *d, int f)
+{
+	GridBufDesc *x = &d[f];
+	int		   *head = x->list == GB_HOT ? &b->hot_head : &b->cold_head;
+	int		   *tail = x->list == GB_HOT ? &b->hot_tail : &b->cold_tail;
+
+	Assert(x->list == GB_HOT || x->list == GB_COLD);
+	if (x->prev >= 0)
+		d[x->prev].next = x->next;
+	else
+		*head = x->next;
+	if (x->next >= 0)
+		d[x->next].prev = x->prev;
+	else
+		*tail = x->prev;
+	if (x->list == GB_HOT)
+		b->nhot--;
+	else
+		b->ncold--;
+	x->list = GB_FREE;
+	x->prev = x->next = -1;
+}
+
+/* Put f at the MRU end of the hot or cold list */
+static void
+list_push(GridBuf *b, GridBufDesc *d, int f, int list)
+{
+	int		   *head = list == GB_HOT ? &b->hot_head : &b->cold_head;
+	int		   *tail = list == GB_HOT ? &b->hot_tail : &b->cold_tail;
+
+	d[f].list = list;
+	d[f].prev = -1;
+	d[f].next = *head;
+	if (*head >= 0)
+		d[*head].prev = f;
+	*head = f;
+	if (*tail < 0)
+		*tail = f;
+	if (list == GB_HOT)
+		b->nhot++;
+	else
+		b->ncold++;
+}
+
+static void
+free_push(GridBuf *b, GridBufDesc *d, int f)
+{
+	d[f].list = GB_FREE;
+	d[f].flags = 0;
+	d[f].pins = 0;
+	d[f].pageno = HI_INVALID_PAGE;
+	d[f].prev = -1;
+	d[f].next = b->free_head;
+	b->free_head = f;
+}
+
+/* ---- pins ---- */
+
+static void
+track_pin(Grid *g, int which, int f)
+{
+	if (nlocal == maxlocal)
+	{
+		maxlocal = Max(32, maxlocal * 2);
+		local_pins = local_pins == NULL ?
+			MemoryContextAlloc(TopMemoryContext, sizeof(LocalPin) * maxlocal) :
+			repalloc(local_pins, sizeof(LocalPin) * maxlocal);
+	}
+	local_pins[nlocal].slotno = g->idx->slotno;
+	local_pins[nlocal].generation = g->idx->generation;
+	local_pins[nlocal].which = which;
+	local_pins[nlocal].frame = f;
+	nlocal++;
+}
+
+static void
+untrack_pin(Grid *g, int which, int f)
+{
+	int			i;
+
+	for (i = nlocal - 1; i >= 0; i--)
+		if (local_pins[i].frame == f && local_pins[i].which == which &&
+			local_pins[i].slotno == g->idx->slotno &&
+			local_pins[i].generation == g->idx->generation)
+		{
+			local_pins[i] = local_pins[--nlocal];
+			return;
+		}
+}
+
+extern GridShared *grid_lookup_shared(int slotno, uint32 generation);
+
+/* At abort: drop the pins an error left behind */
+void
+gbuf_release_pins(void)
+{
+	int			i;
+
+	for (i = 0; i < nlocal; i++)
+	{
+		GridShared *gs = grid_lookup_shared(local_pins[i].slotno, local_pins[i].generation);
+		GridBuf    *b;
+		GridBufDesc *d;
+
+		if (gs == NULL)
+			continue;
+		b = &gs->buf[local_pins[i].which];
+		LWLockAcquire(&gs->buf_lock, LW_EXCLUSIVE);
+		d = descs_of(b);
+		if (d[local_pins[i].frame].pins > 0)
+			d[local_pins[i].frame].pins--;
+		LWLockRelease(&gs->buf_lock);
+	}
+	nlocal = 0;
+}
+
+/* ---- setup ---- */
+
+void
+gbuf_init(Grid *g, int which, int hot, int cold)
+{
+	GridShared *gs = g->gs;
+	GridBuf    *b = &gs->buf[which];
+	dsa_area   *area = hi_dsa();
+	GridBufDesc *d;
+	int32	   *h;
+	int			f;
+
+	memset(b, 0, sizeof(GridBuf));
+	b->hot_cap = Max(hot, 8);
+	b->cold_cap = Max(cold, 1);
+	b->nframes = b->hot_cap + b->cold_cap;
+	b->hash_cap = 16;
+	while (b->hash_cap < 2 * b->nframes)
+		b->hash_cap *= 2;
+	b->descs = dsa_allocate_extended(area, sizeof(GridBufDesc) * b->nframes, DSA_ALLOC_HUGE);
+	b->hash = dsa_allocate_extended(area, sizeof(int32) * b->hash_cap, DSA_ALLOC_HUGE);
+	b->data = dsa_allocate_extended(area, (Size) b->nframes * gs->page_size + HI_IO_ALIGN,
+									DSA_ALLOC_HUGE);
+	d = descs_of(b);
+	h = hash_of(b);
+	memset(h, 0xFF, sizeof(int32) * b->hash_cap);
+	b->hot_head = b->hot_tail = b->cold_head = b->cold_tail = -1;
+	b->free_head = -1;
+	for (f = b->nframes - 1; f >= 0; f--)
+		free_push(b, d, f);
+}
+
+void
+gbuf_free(GridShared *gs, int which)
+{
+	GridBuf    *b = &gs->buf[which];
+	dsa_area   *area = hi_dsa();
+
+	if (DsaPointerIsValid(b->descs))
+		dsa_free(area, b->descs);
+	if (DsaPointerIsValid(b->hash))
+		dsa_free(area, b->hash);
+	if (DsaPointerIsValid(b->data))
+		dsa_free(area, b->data);
+	b->descs = b->hash = b->data = InvalidDsaPointer;
+}
+
+/* ---- write-out ---- */
+
+/* Write the given dirty frames as one batch and mark them clean */
+static void
+write_frames(Grid *g, GridBuf *b, GridBufDesc *d, const int *frames, int n)
+{
+	char	  **pages;
+	int			i;
+
+	if (n == 0)
+		return;
+	pages = palloc(sizeof(char *) * n);
+	for (i = 0; i < n; i++)
+		pages[i] = frame_data(g->gs, b, frames[i]);
+	hi_page_write_direct(g->sh, pages, n);
+	for (i = 0; i < n; i++)
+		d[frames[i]].flags &= ~GB_DIRTY;
+	b->st.pages_flushed += n;
+	pfree(pages);
+}
+
+/* Algorithm 5, lines 4-7: write the whole CLRU in one batch */
+static void
+flush_cold(Grid *g, GridBuf *b, GridBufDesc *d)
+{
+	int		   *frames = palloc(sizeof(int) * Max(b->ncold, 1));
+	int			n = 0;
+	int			f;
+
+	for (f = b->cold_head; f >= 0; f = d[f].next)
+		if (d[f].flags & GB_DIRTY)
+			frames[n++] = f;
+	write_frames(g, b, d, frames, n);
+	b->st.cold_flushes++;
+	pfree(frames);
+}
+
+/*
+ * Algorithm 5: make room in a full HLRU.  The least recently used unpinned
+ * page leaves it: a clean one is dropped, a dirty one moves to the CLRU,
+ * which is first flushed as a batch and its least recently used (now
+ * clean) page dropped if it is full.  False if every hot page is pinned.
+ */
+static bool
+evict_one(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
+{
+	int			v;
+
+	for (v = b->hot_tail; v >= 0; v = d[v].prev)
+		if (d[v].pins == 0 && !(d[v].flags & GB_READING))
+			break;
+	if (v < 0)
+		return false;
+	b->st.evictions++;
+	if (!(d[v].flags & GB_DIRTY))
+	{
+		list_unlink(b, d, v);
+		hash_delete(b, d, h, d[v].pageno);
+		free_push(b, d, v);
+		return true;
+	}
+	if (b->ncold >= b->cold_cap)
+	{
+		int			cp = b->cold_tail;
+
+		if (d[cp].flags & GB_DIRTY)
+			flush_cold(g, b, d);
+		/* CLRU pages are never pinned (pinning moves them to the HLRU) */
+		Assert(d[cp].pins == 0);
+		list_unlink(b, d, cp);
+		hash_delete(b, d, h, d[cp].pageno);
+		free_push(b, d, cp);
+	}
+	list_unlink(b, d, v);
+	list_push(b, d, v, GB_COLD);
+	return true;
+}
+
+/* A free frame, evicting if the HLRU is full; -1 if all are pinned */
+static int
+get_frame(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
+{
+	int			f;
+
+	if (b->nhot >= b->hot_cap && !evict_one(g, b, d, h))
+		return -1;
+	if (b->free_head < 0)
+	{
+		/* hot below capacity: the CLRU holds the rest, drop a clean one */
+		for (f = b->cold_tail; f >= 0; f = d[f].prev)
+			if (!(d[f].flags & GB_DIRTY))
+				break;
+		if (f < 0)
+		{
+			flush_cold(g, b, d);
+			f = b->cold_tail;
+		}
+		if (f < 0)
+			return -1;
+		list_unlink(b, d, f);
+		hash_delete(b, d, h, d[f].pageno);
+		free_push(b, d, f);
+	}
+	f = b->free_head;
+	b->free_head = d[f].next;
+	d[f].next = -1;
+	return f;
+}
+
+/* Algorithm 4, lines 1-11: a page found in the buffer becomes MRU of HLRU */
+static void
+touch(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h, int f)
+{
+	if (d[f].list == GB_HOT)
+	{
+		list_unlink(b, d, f);
+		list_push(b, d, f, GB_HOT);
+		return;
+	}
+	list_unlink(b, d, f);
+	if (b->nhot >= b->hot_cap)
+		(void) evict_one(g, b, d, h);	/* f is pinned: not a victim */
+	list_push(b, d, f, GB_HOT);
+}
+
+static void
+wait_a_bit(Grid *g, int *waits)
+{
+	if (++(*waits) > GB_WAIT_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("buffer of index \"%s\" has no free page",
+						RelationGetRelationName(g->idx->rel)),
+				 errhint("Raise the index's buffer_size or lower batch_size.")));
+	pg_usleep(GB_WAIT_US);
+	CHECK_FOR_INTERRUPTS();
+}
+
+/*
+ * Pin n distinct pages (Algorithm 4), reading the missing ones in one
+ * batch.  frames[i] receives the frame of pagenos[i].
+ */
+void
+gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
+{
+	GridBuf    *b = buf_of(g, which);
+	int		   *rd = palloc(sizeof(int) * Max(n, 1));
+	uint32	   *rdpages = palloc(sizeof(uint32) * Max(n, 1));
+	char	  **bufs = palloc(sizeof(char *) * Max(n, 1));
+	int			waits = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		frames[i] = -1;
+	for (;;)
+	{
+		GridBufDesc *d;
+		int32	   *h;
+		int			nread = 0;
+		bool		need_wait = false;
+		bool		no_frame = false;
+
+		LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
+		d = descs_of(b);
+		h = hash_of(b);
+		for (i = 0; i < n && !no_frame; i++)
+		{
+			int			f;
+
+			if (frames[i] >= 0)
+				continue;
+			f = hash_lookup(b, d, h, pagenos[i]);
+			if (f >= 0)
+			{
+				if (d[f].flags & GB_READING)
+				{
+					/* its reader needs no more frames: safe to wait pinned */
+					need_wait = true;
+					continue;
+				}
+				d[f].pins++;
+				touch(g, b, d, h, f);
+				b->st.hits++;
+				pg_atomic_fetch_add_u64(&g->sh->cache_hits, 1);
+				frames[i] = f;
+				track_pin(g, which, f);
+				continue;
+			}
+			f = get_frame(g, b, d, h);
+			if (f < 0)
+			{
+				no_frame = true;
+				break;
+			}
+			d[f].pageno = pagenos[i];
+			d[f].flags = GB_READING;
+			d[f].pins = 1;
+			hash_insert(b, h, pagenos[i], f);
+			list_push(b, d, f, GB_HOT);
+			b->st.misses++;
+			pg_atomic_fetch_add_u64(&g->sh->cache_misses, 1);
+			frames[i] = f;
+			track_pin(g, which, f);
+			rd[nread] = f;
+			rdpages[nread] = pagenos[i];
+			bufs[nread] = frame_data(g->gs, b, f);
+			nread++;
+		}
+		if (no_frame)
+		{
+			/*
+			 * Every frame is pinned.  Waiting while holding our own pins
+			 * could deadlock with another backend doing the same: give them
+			 * all back (frames reserved for reading are freed) and retry.
+			 */
+			int			k;
+
+			for (i = 0; i < n; i++)
+			{
+				int			f = frames[i];
+				bool		ours = false;
+
+				if (f < 0)
+					continue;
+				for (k = 0; k < nread && !ours; k++)
+					ours = rd[k] == f;
+				if (ours)
+				{
+					list_unlink(b, d, f);
+					hash_delete(b, d, h, d[f].pageno);
+					free_push(b, d, f);
+				}
+				else
+					d[f].pins--;
+				untrack_pin(g, which, f);
+				frames[i] = -1;
+			}
+			LWLockRelease(&g->gs->buf_lock);
+			wait_a_bit(g, &waits);
+			continue;
+		}
+		LWLockRelease(&g->gs->buf_lock);
+
+		if (nread > 0)
+		{
+			PG_TRY();
+			{
+				hi_page_read_direct(g->sh, rdpages, nread, bufs);
+			}
+			PG_CATCH();
+			{
+				/* forget the frames we were reading; other pins go at abort */
+				LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
+				d = descs_of(b);
+				h = hash_of(b);
+				for (i = 0; i < nread; i++)
+				{
+					list_unlink(b, d, rd[i]);
+					hash_delete(b, d, h, d[rd[i]].pageno);
+					free_push(b, d, rd[i]);
+					untrack_pin(g, which, rd[i]);
+				}
+				LWLockRelease(&g->gs->buf_lock);
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
+			LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
+			d = descs_of(b);
+			for (i = 0; i < nread; i++)
+				d[rd[i]].flags = GB_VALID;
+			b->st.read_batches++;
+			LWLockRelease(&g->gs->buf_lock);
+		}
+		if (!need_wait)
+			break;
+		wait_a_bit(g, &waits);
+	}
+	grid_note_access(g, which, pagenos, n);
+	pfree(rd);
+	pfree(rdpages);
+	pfree(bufs);
+}
+
+/* A zeroed, pinned, dirty page for a new logical page id */
+int
+gbuf_new(Grid *g, int which, uint32 pageno, uint16 level, uint16 flags)
+{
+	GridBuf    *b = buf_of(g, which);
+	int			waits = 0;
+	int			f;
+	HiPageHeader *ph;
+
+	for (;;)
+	{
+		GridBufDesc *d;
+		int32	   *h;
+
+		LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
+		d = descs_of(b);
+		h = hash_of(b);
+		f = hash_lookup(b, d, h, pageno);
+		if (f >= 0)
+		{
+			/* a stale copy of a freed page id: reuse its frame */
+			d[f].pins++;
+			touch(g, b, d, h, f);
+		}
+		else
+		{
+			f = get_frame(g, b, d, h);
+			if (f >= 0)
+			{
+				d[f].pageno = pageno;
+				d[f].pins = 1;
+				hash_insert(b, h, pageno, f);
+				list_push(b, d, f, GB_HOT);
+			}
+		}
+		if (f >= 0)
+		{
+			d[f].flags = GB_VALID | GB_DIRTY;
+			track_pin(g, which, f);
+		}
+		LWLockRelease(&g->gs->buf_lock);
+		if (f >= 0)
+			break;
+		wait_a_bit(g, &waits);
+	}
+	ph = (HiPageHeader *) frame_data(g->gs, b, f);
+	memset(ph, 0, g->gs->page_size);
+	ph->pageno = pageno;
+	ph->level = level;
+	ph->flags = flags;
+	ph->link = HI_INVALID_PAGE;
+	return f;
+}
+
+char *
+gbuf_page(Grid *g, int which, int frame)
+{
+	return frame_data(g->gs, buf_of(g, which), frame);
+}
+
+void
+gbuf_dirty(Grid *g, int which, int frame)
+{
+	GridBuf    *b = buf_of(g, which);
+
+	LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
+	descs_of(b)[frame].flags |= GB_DIRTY;
+	LWLockRelease(&g->gs->buf_lock);
+}
+
+void
+gbuf_unpin(Grid *g, int which, int frame)
+{
+	GridBuf    *b = buf_of(g, which);
+	GridBufDesc *d;
+
+	LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
+	d = descs_of(b);
+	Assert(d[frame].pins > 0);
+	d[frame].pins--;
+	LWLockRelease(&g->gs->buf_lock);
+	untrack_pin(g, which, frame);
+}
+
+/* A freed page leaves the buffer without being written */
+void
+gbuf_drop(Grid *g, int which, uint32 pageno)
+{
+	GridBuf    *b = buf_of(g, which);
+	GridBufDesc *d;
+	int32	   *h;
+	int			f;
+
+	LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
+	d = descs_of(b);
+	h = hash_of(b);
+	f = hash_lookup(b, d, h, pageno);
+	if (f >= 0)
+	{
+		if (d[f].pins > 0)
+		{
+			LWLockRelease(&g->gs->buf_lock);
+			elog(ERROR, "grid page %u is freed while pinned", pageno);
+		}
+		list_unlink(b, d, f);
+		hash_delete(b, d, h, pageno);
+		free_push(b, d, f);
+	}
+	LWLockRelease(&g->gs->buf_lock);
+}
+
+/* Checkpoint: every dirty page of both buffers, in batches */
+void
+gbuf_flush_all(Grid *g)
+{
+	int			which;
+
+	for (which = 0; which < 2; which++)
+	{
+		GridBuf    *b = buf_of(g, which);
+		GridBufDesc *d;
+		int		   *frames = palloc(sizeof(int) * b->nframes);
+		int			n = 0;
+		int			f;
+
+		LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
+		d = descs_of(b);
+		for (f = 0; f < b->nframes; f++)
+			if (d[f].list != GB_FREE && (d[f].flags & GB_DIRTY))
+				frames[n++] = f;
+		PG_TRY();
+		{
+			write_frames(g, b, d, frames, n);
+		}
+		PG_FINALLY();
+		{
+			LWLockRelease(&g->gs->buf_lock);
+		}
+		PG_END_TRY();
+		pfree(frames);
+	}
+}
+
+/*
+ * Pages one batched read of this buffer may pin: the grid's batch size
+ * for buckets (the thesis' LBB), never more than half the HLRU, so that
+ * concurrent batches always find frames.
+ */
+int
+gbuf_batch_limit(Grid *g, int which)
+{
+	GridBuf    *b = buf_of(g, which);
+	int			half = Max(b->hot_cap / 2, 1);
+
+	if (which == GRID_BUF_BUCKET && g->batch_pages > 0)
+		return Min(g->batch_pages, half);
+	return half;
+}
