@@ -106,8 +106,9 @@ CREATE TABLE hybrid_index_bench.workload (
 );
 
 -- The table (a copy of the dataset) and index a configuration runs on.
--- state: base (the dataset's rows), empty, inserted (+ rows of a source),
--- modified (after a mix).
+-- state: base (the dataset's rows), base+<source>[+<source>...] (after
+-- inserts), empty, modified (after a mix), stale (dataset or configuration
+-- changed), dirty (a run that inserts is under way or failed).
 CREATE TABLE hybrid_index_bench.instance (
 	dataset text NOT NULL REFERENCES hybrid_index_bench.dataset
 		ON UPDATE CASCADE ON DELETE CASCADE,
