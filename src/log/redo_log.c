@@ -299,18 +299,41 @@ hi_log_replay(HiIndex *idx, hi_log_apply_fn apply)
 	return applied;
 }
 
-/* PRE_COMMIT: the transaction's records reach disk before its commit */
+/*
+ * PRE_COMMIT: flush the WAL written so far (so our xid can never be handed
+ * out again after a crash), mark the xid committed in every index log it
+ * wrote to, and make those logs durable before the commit record is.
+ */
 void
 hi_log_at_precommit(void)
 {
+	TransactionId xid = GetTopTransactionIdIfAny();
 	int			i;
 
+	if (ntouched == 0)
+		return;
+	if (TransactionIdIsValid(xid))
+		XLogFlush(GetXLogInsertRecPtr());
 	for (i = 0; i < ntouched; i++)
 	{
 		HiIndexShared *sh = &hi_shared->indexes[touched[i].slotno];
+		uint64		upto = touched[i].upto;
 
-		if (sh->in_use && sh->generation == touched[i].generation)
-			hi_log_flush(sh, touched[i].upto);
+		if (!sh->in_use || sh->generation != touched[i].generation)
+			continue;
+		/* records older than the last checkpoint are in its pages already */
+		if (TransactionIdIsValid(xid) && upto > sh->log_base)
+		{
+			HiLogRecord rec;
+			char		name[32];
+
+			memset(&rec, 0, sizeof(rec));
+			rec.type = HI_LOG_COMMIT;
+			rec.xid = xid;
+			snprintf(name, sizeof(name), "%u", sh->indexoid);
+			upto = append_record(sh, &rec, name);
+		}
+		hi_log_flush(sh, upto);
 	}
 	ntouched = 0;
 }
