@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "catalog/pg_tablespace_d.h"
 #include "commands/tablespace.h"
 #include "miscadmin.h"
@@ -356,6 +357,24 @@ hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages)
 }
 
 /*
+ * Flush all WAL inserted so far.  GetXLogInsertRecPtr() points past the
+ * page header when the insert position sits at a page boundary, and
+ * XLogFlush() cannot flush a page nobody has begun: step back to the
+ * boundary, which is where the last record ended.
+ */
+static void
+flush_all_wal(void)
+{
+	XLogRecPtr	upto = GetXLogInsertRecPtr();
+
+	if (XLogSegmentOffset(upto, wal_segment_size) == SizeOfXLogLongPHD)
+		upto -= SizeOfXLogLongPHD;
+	else if (upto % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		upto -= SizeOfXLogShortPHD;
+	XLogFlush(upto);
+}
+
+/*
  * Checkpoint: make the index's current state its on-disk base and empty
  * its log.  Caller holds tree_lock exclusively.
  */
@@ -367,7 +386,7 @@ hi_index_checkpoint(HiIndex *idx)
 
 	/* heap tuples our entries point at must be durable before our pages */
 	if (!RecoveryInProgress())
-		XLogFlush(GetXLogInsertRecPtr());
+		flush_all_wal();
 
 	idx->pages->flush_all(idx);
 

@@ -312,8 +312,9 @@ hi_log_at_precommit(void)
 
 	if (ntouched == 0)
 		return;
-	if (TransactionIdIsValid(xid))
-		XLogFlush(GetXLogInsertRecPtr());
+	/* this transaction's WAL (its xid is in it) is durable from here on */
+	if (TransactionIdIsValid(xid) && XactLastRecEnd != InvalidXLogRecPtr)
+		XLogFlush(XactLastRecEnd);
 	for (i = 0; i < ntouched; i++)
 	{
 		HiIndexShared *sh = &hi_shared->indexes[touched[i].slotno];

@@ -241,7 +241,8 @@ for my $m (@map_damage)
 my $round = 0;
 
 # committed rows (two transactions), then an open transaction's rows, then
-# an immediate stop: the log holds A, B (fsynced at commit) and C.
+# an immediate stop: the log holds A + COMMIT(A), B + COMMIT(B) (fsynced at
+# commit) and C (no COMMIT record).
 sub log_workload
 {
 	$round++;
@@ -257,7 +258,7 @@ sub log_workload
 	$node->stop('immediate');
 	eval { $bg->quit; };
 	my $len = -s $f->{log};
-	is($len, 330 * 48, "(d$round) the log holds the 330 records of the workload");
+	is($len, 332 * 48, "(d$round) the log holds the 330 records and 2 COMMIT records of the workload");
 	return ($f, $base, $len);
 }
 
@@ -277,15 +278,18 @@ sub log_records
 	return @r;
 }
 
-# after recovery: every committed row whose record precedes $cut is found
-# through the index, no uncommitted row, check passes
+# after recovery: every row of a transaction whose COMMIT record precedes
+# $cut is found through the index, no uncommitted row, check passes.  (A
+# transaction's records count only with its COMMIT record, which reaches
+# disk before PostgreSQL's commit; a tear before it is corruption of
+# fsynced data, and those rows need the REINDEX done below.)
 sub after_tear
 {
 	my ($what, $f, $base, $cut, $all_committed_found) = @_;
 	$node->start;
-	# the first 310 records are the committed rows
-	my @before = log_records($f->{log} . '.orig', $cut < 310 * 48 ? $cut : 310 * 48);
-	my %ctids = map { $_->[2] => 1 } grep { $_->[0] == 1 } @before;
+	my @before = log_records($f->{log} . '.orig', $cut);
+	my %committed = map { $_->[1] => 1 } grep { $_->[0] == 3 } @before;
+	my %ctids = map { $_->[2] => 1 } grep { $_->[0] == 1 && $committed{ $_->[1] } } @before;
 	ok(scalar(keys %ctids) >= 300, "$what: " . scalar(keys %ctids) . " committed records before the tear");
 	my $found = S("SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT ctid FROM t WHERE $PLANE AND id >= $base");
 	my %got = map { $_ => 1 } split /\n/, $found;
@@ -314,8 +318,8 @@ my @tears = (
 	[ 'last record corrupted', sub { my ($p, $len) = @_; patch_file($p, $len - 30, 'XXXXXXXX'); return $len - 48; }, 1 ],
 	[ 'cut inside the last committed transaction', sub {
 		my ($p, $len) = @_;
-		# 300 + 10 committed records, then 20 uncommitted: cut after 307
-		truncate($p, 307 * 48 + 10) or die; return 307 * 48; }, 0 ],
+		# 300 + COMMIT, then 10 + COMMIT, then 20 uncommitted: cut after 308
+		truncate($p, 308 * 48 + 10) or die; return 308 * 48; }, 0 ],
 );
 for my $t (@tears)
 {
