@@ -73,6 +73,7 @@ rtam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 	MemoryContextReset(so->cxt);
+	scan->xs_itup = NULL;		/* it lived in so->cxt */
 	so->prepared = false;
 	so->no_results = false;
 	so->tids = NULL;
@@ -208,6 +209,19 @@ rtam_gettuple(IndexScanDesc scan, ScanDirection dir)
 		}
 	}
 	scan->xs_recheck = hi_recheck;
+
+	/*
+	 * An index-only scan that needs no column (count(*)) still wants an
+	 * index tuple; ours keep boxes, not geometries, so it gets a NULL key.
+	 */
+	if (found && scan->xs_want_itup && scan->xs_itup == NULL)
+	{
+		Datum		value = (Datum) 0;
+		bool		isnull = true;
+
+		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+		scan->xs_itup = index_form_tuple(scan->xs_itupdesc, &value, &isnull);
+	}
 	MemoryContextSwitchTo(old);
 	return found;
 }
