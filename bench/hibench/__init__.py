@@ -1,0 +1,1 @@
+"""The bench/run driver (see bench/README.md)."""
