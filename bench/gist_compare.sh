@@ -4,10 +4,14 @@
 # selectivities and 1,000 10-NN queries, warm and cold, plus fio disk IOPS.
 #
 #   bench/gist_compare.sh [small|full] [--skip-install] [--port P] [--reps R]
-#                         [--keep]
+#                         [--keep] [--skip-fio]
 #
-#   small  N = 1M points            (about 10 minutes here)
-#   full   N = 1M and 5M points     (default; about 40 minutes here)
+#   small  N = 1M points            (about 6 minutes here)
+#   full   N = 1M and 5M points     (default; about 20 minutes here)
+#
+# Query sets also run on the hyrtree index with hybrid_index.recheck = off
+# (informational, reported separately); each pass records elapsed time and
+# the backend's CPU time (/proc/self/schedstat).
 #   --skip-install  do not run `make -C <repo> install` first
 #   --port P        port of the throw-away cluster (default 55480)
 #   --reps R        repetitions per measurement (default 3; medians reported)
@@ -44,7 +48,7 @@ while [ $# -gt 0 ]; do
 	--reps) REPS=$2; shift ;;
 	--keep) KEEP=1 ;;
 	--skip-fio) FIO=0 ;;
-	-h | --help) sed -n '2,28p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,34p' "$0"; exit 0 ;;
 	*) echo "gist_compare: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
