@@ -41,7 +41,6 @@ rt_check(HiIndex *idx)
 	HiMeta	   *meta = &sh->meta;
 	uint8	   *seen;
 	uint32	   *cur;
-	uint32	   *curlevel_boxes_owner = NULL;
 	HiBox	   *curbox;
 	Size		ncur = 1;
 	int			level;
@@ -57,7 +56,6 @@ rt_check(HiIndex *idx)
 	curbox = palloc(sizeof(HiBox));
 	cur[0] = meta->root;
 	mark_seen(idx, seen, meta->root);
-	(void) curlevel_boxes_owner;
 
 	for (level = meta->height - 1; level >= 0; level--)
 	{
