@@ -308,6 +308,8 @@ typedef struct HiAmOps
 	HiPageInfo *(*pages) (HiIndex *idx, Size *n);
 	/* optional: forget per-index state of a dropped/rebuilt relfilenode */
 	void		(*discard) (int slotno, uint32 generation);
+	/* optional: zero the AM's own counters (hybrid_index_reset_stats) */
+	void		(*reset_stats) (HiIndex *idx);
 } HiAmOps;
 
 extern void hi_register_am(const HiAmOps *ops);
