@@ -72,6 +72,9 @@ S(q{
 	  ('half_nan', $$ST_MakeLine(ST_MakePoint(0, 0), ST_MakePoint('NaN', 5))$$),
 	  ('infinite', $$ST_MakeEnvelope(0, 0, 'Infinity', 'Infinity')$$),
 	  ('tiny', $$ST_MakeEnvelope(-1e-300, -1e-300, 1e-300, 1e-300)$$),
+	  ('axis_segment', $$'LINESTRING(0 0, 0 5e-324)'::geometry$$),
+	  ('subnormal_box', $$ST_MakeEnvelope(0, 0, 1e-320, 1e-320)$$),
+	  ('huge', $$ST_MakePoint(3.4028234663852886e38, 1)$$),
 	  ('bowtie', $$'POLYGON((0 0, 4 4, 4 0, 0 4, 0 0))'::geometry$$),
 	  ('toasted', $$(SELECT g FROM bigq)$$);
 });
@@ -133,6 +136,14 @@ my @values = (
 		[
 			q{ST_MakePoint(1e-308, -1e-308)}, q{ST_MakePoint(5e-324, 0)},
 			q{ST_MakeEnvelope(-1e-300, -1e-300, 1e-300, 1e-300)}, q{ST_MakePoint(1e-40, 1e-45)},
+		]
+	],
+	[
+		'near_axes', 1,
+		[
+			q{ST_MakePoint(0, 0.3)}, q{ST_MakePoint(0.3, 0.3)}, q{ST_MakePoint(-0.4, 0)},
+			q{'LINESTRING(0.5 0, 0.5 1e-320)'}, q{'LINESTRING(-1e-320 0.2, 0 0.2)'},
+			q{ST_MakeEnvelope(0.2, -1e-310, 0.6, 1e-310)},
 		]
 	],
 	[
@@ -268,19 +279,29 @@ for my $case (map { $_->[0] } grep { $_->[1] } @values)
 		"$case: kNN from point/EMPTY/NaN/bowtie/TOASTed query values equals sorted seq scan");
 }
 is(knn_diff('bad_knn', 'bad_knn_idx'), 'ok', 'kNN over all rows equals sorted seq scan');
+# kNN edge cases on every AM that does kNN (same rows, true distance
+# order as a sorted seq scan).  PostGIS's <-> says 0 below the box
+# distance for tiny distances (its products underflow: POINT(1e-40 1e-45)
+# to a 1e-300 envelope, a point within 0.5 of a 5e-324-long segment) and
+# for unbounded values; the index's order value must not exceed it.
+my $edge_qns = q{'point', 'window', 'plane', 'empty', 'nan', 'half_nan', 'tiny', 'axis_segment', 'subnormal_box', 'huge', 'bowtie', 'toasted'};
+for my $am (qw(hyrtree efind lbgrid))
 {
-	# PostGIS's ST_Distance says 0 between POINT(1e-40 1e-45) and a tiny
-	# envelope (its tolerance), below the box distance the index orders by
-	local $TODO = 'product bug: kNN over subnormal distances fails (see KNOWN_FAILURES.md)';
-	is(knn_diff('bad_knn', 'bad_knn_idx', 'true', q{'tiny'}), 'ok',
-		'kNN from a tiny (1e-300) query envelope equals sorted seq scan');
-}
-{
-	# ST_Distance to a geometry with infinite coordinates is 0 for points
-	# outside it, below the box distance the index orders by
-	local $TODO = 'product bug: kNN by a query value with infinite coordinates fails (see KNOWN_FAILURES.md)';
-	is(knn_diff('bad_knn', 'bad_knn_idx', "tag = 'background'", q{'infinite'}), 'ok',
-		'kNN from a query value with infinite coordinates equals sorted seq scan');
+	my ($tbl, $idx) = ('bad_knn', 'bad_knn_idx');
+	if ($am ne 'hyrtree')
+	{
+		($tbl, $idx) = ("bad_knn_$am", "bad_knn_${am}_idx");
+		S("CREATE TABLE $tbl (LIKE bad_knn INCLUDING DEFAULTS); INSERT INTO $tbl SELECT * FROM bad_knn");
+		S("CREATE INDEX $idx ON $tbl USING $am (geom)");
+	}
+	is(knn_diff($tbl, $idx, 'true', $edge_qns), 'ok',
+		"$am: kNN from tiny, subnormal, axis-hugging, huge and unbounded query values over every row equals sorted seq scan");
+	is(knn_diff($tbl, $idx, "tag IN ('background', 'near_axes', 'tiny_coordinates', 'huge_coordinates')", q{'infinite'}), 'ok',
+		"$am: kNN from a query value with infinite coordinates equals sorted seq scan");
+	# and again after one-by-one inserts of the same rows
+	S("INSERT INTO $tbl (tag, geom) SELECT tag, geom FROM $tbl WHERE tag <> 'background'");
+	is(knn_diff($tbl, $idx, 'true', $edge_qns), 'ok', "$am: the same after inserting every edge row again");
+	is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('$idx')"), 't', "$am: hybrid_index_check passes");
 }
 server_ok('knn');
 
