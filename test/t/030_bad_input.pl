@@ -431,16 +431,52 @@ expect_error('ALTER INDEX SET unknown optane_tablespace', q{ALTER INDEX bad_alte
 expect_error('ALTER INDEX SET wma_threshold out of range', 'ALTER INDEX bad_alter SET (wma_threshold = 200)', '22023', qr/out of bounds/);
 is(S("SELECT hybrid_index_check('bad_alter')"), 't', 'index intact after refused ALTERs');
 
-# moving the fast tier by ALTER INDEX: must be refused, or keep the index usable
+# moving the fast tier by ALTER INDEX SET / RESET (optane_tablespace):
+# the index is rebuilt in the same transaction, its files follow
+sub optane_file_dir
 {
-	my ($ret, $out, $err) = $node->psql('postgres', q{ALTER INDEX bad_alter SET (optane_tablespace = 'hi_ts2')});
-	S("SELECT hybrid_index_checkpoint('bad_alter')") if $ret == 0;
-	$node->restart;
-	$log_offset = -s $node->logfile;
-	local $TODO = 'product bug: ALTER INDEX SET (optane_tablespace) is accepted but the files stay (see KNOWN_FAILURES.md)';
-	is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('bad_alter')"), 't',
-		'ALTER INDEX SET (optane_tablespace = other) is refused or the index still works after a restart');
+	my ($idx) = @_;
+	return S(qq{SELECT coalesce((SELECT spcname FROM pg_tablespace WHERE f.path LIKE '%/pg_tblspc/' || oid || '/%'),
+		  CASE WHEN f.path LIKE '%/base/%' THEN 'default' ELSE f.path END)
+		FROM hybrid_index_files('$idx') f WHERE kind = 'optane'});
 }
+is(optane_file_dir('bad_alter'), 'hi_ts', 'the fast tier starts in hi_ts');
+is(HiTest::try_psql($node, 'postgres',
+	q{BEGIN; ALTER INDEX bad_alter SET (optane_tablespace = 'hi_ts2'); ROLLBACK}), '',
+	'ALTER INDEX SET (optane_tablespace) rolled back');
+is(optane_file_dir('bad_alter'), 'hi_ts', 'a rolled back ALTER keeps the fast tier in hi_ts');
+is(HiTest::try_psql($node, 'postgres', q{ALTER INDEX bad_alter SET (optane_tablespace = 'hi_ts2')}), '',
+	'ALTER INDEX SET (optane_tablespace = other) is accepted');
+is(optane_file_dir('bad_alter'), 'hi_ts2', 'the fast tier moved to hi_ts2');
+is(scalar(grep { /hyb_\d+_\d+\./ } HiTest::hyb_files($ts_dir)), 0, 'no files left behind in hi_ts');
+is(S(q{SELECT sum((l->>'optane')::int) > 0 FROM jsonb_array_elements(hybrid_index_inspect('bad_alter')->'levels') l}),
+	't', 'placement upper still puts inner nodes on the fast tier');
+$node->restart;
+$log_offset = -s $node->logfile;
+is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('bad_alter')"), 't',
+	'ALTER INDEX SET (optane_tablespace): the index works after a restart');
+is(case_diff(undef, 'bad_alter'), 'ok', 'ALTER INDEX SET (optane_tablespace): every filter equals seq scan');
+is(HiTest::try_psql($node, 'postgres', q{ALTER INDEX bad_alter RESET (optane_tablespace)}), '',
+	'ALTER INDEX RESET (optane_tablespace) is accepted');
+is(optane_file_dir('bad_alter'), 'default', 'the fast tier moved back beside the flash tier');
+is(scalar(grep { /hyb_\d+_\d+\./ } HiTest::hyb_files($ts2_dir)), 0, 'no files left behind in hi_ts2');
+is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('bad_alter')"), 't',
+	'ALTER INDEX RESET (optane_tablespace): check passes');
+expect_error('ALTER INDEX SET optane_tablespace to its own tablespace',
+	q{ALTER INDEX bad_alter SET (optane_tablespace = 'pg_default')}, '22023', qr/its own tablespace/);
+
+# ALTER INDEX ALL IN TABLESPACE would move only PostgreSQL's relation file
+S("CREATE ROLE hi_nobody; CREATE INDEX bad_in_ts ON bad USING hyrtree (geom) TABLESPACE hi_ts");
+expect_error('ALTER INDEX ALL IN TABLESPACE over one of our indexes',
+	'ALTER INDEX ALL IN TABLESPACE hi_ts SET TABLESPACE hi_ts2', '0A000', qr/REINDEX \(TABLESPACE hi_ts2\) INDEX public.bad_in_ts/);
+is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('bad_in_ts')"), 't',
+	'the index stays usable after the refused ALTER INDEX ALL IN TABLESPACE');
+is(HiTest::try_psql($node, 'postgres', "ALTER INDEX ALL IN TABLESPACE hi_ts OWNED BY hi_nobody SET TABLESPACE hi_ts2"), '',
+	'ALTER INDEX ALL IN TABLESPACE ... OWNED BY another role leaves our index alone');
+is(HiTest::try_psql($node, 'postgres', "REINDEX (TABLESPACE hi_ts2) INDEX bad_in_ts; SELECT hybrid_index_check('bad_in_ts')"), 't',
+	'REINDEX (TABLESPACE) moves it');
+is(scalar(grep { /hyb_\d+_\d+\./ } HiTest::hyb_files($ts_dir)), 0, 'no files left behind in hi_ts after REINDEX (TABLESPACE)');
+S('DROP INDEX bad_in_ts');
 S('DROP INDEX bad_alter');
 server_ok('ALTER INDEX');
 
