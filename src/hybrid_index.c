@@ -32,6 +32,7 @@
 #include "hybrid_index.h"
 #include "am/rtam.h"
 #include "am/lbgrid.h"
+#include "am/hgrid.h"
 #include "efind/efind.h"
 
 PG_MODULE_MAGIC;
@@ -308,6 +309,7 @@ _PG_init(void)
 	hyrtree_init();
 	efind_init();
 	lbgrid_init();
+	hgrid_init();
 	/* after every module has defined its settings: the rest are typos */
 	MarkGUCPrefixReserved("hybrid_index");
 
