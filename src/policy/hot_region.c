@@ -357,7 +357,6 @@ hr_access(HiIndexShared *sh, dsa_pointer p, const HrParams *prm, int kind,
 		}
 		if (parent_ok && w > prm->selectivity * ca)
 		{
-			me->flags |= HR_F_QUALIFIED;
 			st->detections[kind]++;
 			if (fast_tier_full(sh, st))
 				st->capacity_refusals++;
@@ -367,8 +366,9 @@ hr_access(HiIndexShared *sh, dsa_pointer p, const HrParams *prm, int kind,
 				st->pending_up++;
 				*mark = true;
 			}
-			else
-				st->quota[kind]++;
+			else if (!(me->flags & HR_F_QUALIFIED))
+				st->quota[kind]++;	/* once per page, as "hot" moves it once */
+			me->flags |= HR_F_QUALIFIED;
 		}
 	}
 	due = maintenance_due(sh, st);
@@ -666,13 +666,13 @@ hr_json(HiIndexShared *sh, dsa_pointer p, StringInfo out)
 					 "\"selectivity\": %g, \"average\": \"%s\", \"window\": %d, "
 					 "\"cooling_period\": " INT64_FORMAT ", \"optane_capacity_pages\": %u, "
 					 "\"accesses\": " UINT64_FORMAT ", \"cooling_rounds\": " UINT64_FORMAT ", "
-					 "\"capacity_refusals\": " UINT64_FORMAT,
+					 "\"capacity_refusals\": " UINT64_FORMAT ", \"pending_promotions\": %u",
 					 st->prm.mode == HI_PLACEMENT_HOT ? "hot" :
 					 st->prm.mode == HI_PLACEMENT_RANDOM ? "random" : "none",
 					 st->prm.dirs_on_fast ? "true" : "false",
 					 st->prm.selectivity, st->prm.sma ? "sma" : "cma", st->prm.window,
 					 st->prm.cooling, st->prm.capacity, st->clock,
-					 st->cooling_rounds, st->capacity_refusals);
+					 st->cooling_rounds, st->capacity_refusals, st->pending_up);
 	for (k = 0; k < HR_NKINDS; k++)
 		appendStringInfo(out,
 						 ", \"%s\": {\"flash\": " UINT64_FORMAT ", \"optane\": " UINT64_FORMAT
