@@ -254,3 +254,6 @@ SET hybrid_index.hgrid_selectivity = -1;
 SET hybrid_index.hgrid_average = 'sma';
 SHOW hybrid_index.hgrid_average;
 RESET hybrid_index.hgrid_average;
+
+DROP TABLE hg0, hh, hr, hn, hs, hc, wl, wl2, qs, ops, kq;
+DROP FUNCTION hit.hg_workload(text), hit.hg_filters(text), hit.hg_knn(text), hit.hg_change(text);
