@@ -73,7 +73,7 @@ static const HiAmOps hgrid_ops = {
 	.redo = grid_redo,
 	.check = hgrid_check,
 	.inspect_json = hgrid_inspect_json,
-	.pages = lbgrid_pages,
+	.pages = hgrid_pages,
 	.discard = grid_discard,
 	.write_tier = hgrid_write_tier
 };

@@ -57,6 +57,7 @@ extern IndexBulkDeleteResult *hgrid_bulkdelete(IndexVacuumInfo *info,
 											   IndexBulkDeleteCallback callback,
 											   void *callback_state);
 extern void hgrid_check(HiIndex *idx);
+extern HiPageInfo *hgrid_pages(HiIndex *idx, Size *n);
 extern char *hgrid_inspect_json(HiIndex *idx);
 
 #endif							/* AM_HGRID_H */

@@ -164,6 +164,24 @@ hgrid_check(HiIndex *idx)
 	PG_END_TRY();
 }
 
+HiPageInfo *
+hgrid_pages(HiIndex *idx, Size *n)
+{
+	HiPageInfo *res;
+
+	hi_place_suspended = true;
+	PG_TRY();
+	{
+		res = lbgrid_pages(idx, n);
+	}
+	PG_FINALLY();
+	{
+		hi_place_suspended = false;
+	}
+	PG_END_TRY();
+	return res;
+}
+
 char *
 hgrid_inspect_json(HiIndex *idx)
 {
