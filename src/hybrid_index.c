@@ -30,6 +30,7 @@
 #include "utils/syscache.h"
 
 #include "hybrid_index.h"
+#include "core/hi_utility.h"
 #include "am/rtam.h"
 #include "am/lbgrid.h"
 #include "am/hgrid.h"
@@ -236,9 +237,12 @@ hi_process_utility(PlannedStmt *pstmt, const char *queryString,
 				   ParamListInfo params, QueryEnvironment *queryEnv,
 				   DestReceiver *dest, QueryCompletion *qc)
 {
+	List	   *rebuild;
+
 	if (IsA(pstmt->utilityStmt, AlterTableStmt))
 		check_alter_tablespace((AlterTableStmt *) pstmt->utilityStmt);
 	check_concurrent(pstmt->utilityStmt);
+	rebuild = hi_utility_before(pstmt->utilityStmt);
 
 	if (prev_process_utility)
 		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
@@ -246,6 +250,7 @@ hi_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
+	hi_utility_after(rebuild);
 }
 
 static void
