@@ -84,7 +84,7 @@ SELECT opc.opcname, opc.opcdefault, am.amname
 -- after the build: everything on flash, except the special case's directories
 SELECT t, j->>'am' AS am, j->>'mode' AS mode, j->'hot_region'->>'placement' AS placement,
        (j->>'directories')::int > 5 AS many_dirs, (j->>'buckets')::int > 200 AS many_buckets,
-       (j->'hot_region'->'directories'->>'optane')::int AS dirs_optane,
+       (j->'hot_region'->'directories'->>'optane')::int > 0 AS dirs_optane,
        (j->'hot_region'->'directories'->>'optane')::int = (j->>'directories')::int AS all_dirs_optane,
        (j->'hot_region'->'buckets'->>'optane')::int AS buckets_optane
 FROM (VALUES ('hh', hybrid_index_inspect('hh_idx')), ('hr', hybrid_index_inspect('hr_idx')),
