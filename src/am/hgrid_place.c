@@ -164,6 +164,20 @@ hgrid_check(HiIndex *idx)
 	PG_END_TRY();
 }
 
+/* hybrid_index_reset_stats: the grid's counters and the policy's */
+void
+hgrid_reset_stats(HiIndex *idx)
+{
+	Grid	   *g;
+
+	lbgrid_reset_stats(idx);
+	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	g = grid_open(idx);
+	if (DsaPointerIsValid(g->gs->am_ext))
+		hr_reset_stats(g->gs->am_ext);
+	LWLockRelease(&idx->sh->tree_lock);
+}
+
 HiPageInfo *
 hgrid_pages(HiIndex *idx, Size *n)
 {
