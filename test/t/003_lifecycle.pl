@@ -316,6 +316,21 @@ ok(scalar(keys %$db2files) >= 3, 'db2 has index files');
 S('DROP DATABASE db2');
 gone($db2files, 'DROP DATABASE');
 
+# ---- ALTER DATABASE SET TABLESPACE would move our files with the directory ----
+S('CREATE DATABASE db3');
+HiTest::setup_db($node, 'db3');
+S(q{CREATE TABLE t (id int, geom geometry);
+	INSERT INTO t SELECT i, ST_MakePoint(i % 100, i / 100) FROM generate_series(1, 5000) i;
+	CREATE INDEX t_idx ON t USING hyrtree (geom);}, 'db3');
+($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nALTER DATABASE db3 SET TABLESPACE flash");
+isnt($ret, 0, 'ALTER DATABASE SET TABLESPACE is refused while our files are in its default tablespace');
+like($err, qr/0A000:.*cannot move database "db3".*\n.*DETAIL:.*hyb_\d+_\d+\./s, 'the error names a file of ours') or diag($err);
+is(S("SELECT hybrid_index_check('t_idx')", 'db3'), 't', 'the index is intact');
+S('DROP INDEX t_idx', 'db3');
+($ret, $out, $err) = $node->psql('postgres', 'ALTER DATABASE db3 SET TABLESPACE flash');
+is($ret, 0, 'ALTER DATABASE SET TABLESPACE works once no index of ours is there') or diag($err);
+S('DROP DATABASE db3');
+
 # ---- nothing left anywhere; the tablespaces can be dropped now ----
 S('CHECKPOINT');
 my $left = on_disk();
