@@ -413,6 +413,9 @@ hi_index_checkpoint(HiIndex *idx)
 		hi_map_write(sh);
 		hi_log_reset(sh, sh->meta.ckpt_lsn);
 		hi_pt_release_pending(sh);
+		/* give the free tail of each tier file back to the file system */
+		for (t = 0; t < HI_NUM_TIERS; t++)
+			hi_file_truncate(sh, t, hi_pt_trim(sh, t));
 	}
 	PG_FINALLY();
 	{
