@@ -33,6 +33,7 @@
 #include "core/hi_utility.h"
 #include "am/rtam.h"
 #include "am/lbgrid.h"
+#include "am/hgrid.h"
 #include "efind/efind.h"
 
 PG_MODULE_MAGIC;
@@ -313,6 +314,7 @@ _PG_init(void)
 	hyrtree_init();
 	efind_init();
 	lbgrid_init();
+	hgrid_init();
 	/* after every module has defined its settings: the rest are typos */
 	MarkGUCPrefixReserved("hybrid_index");
 
