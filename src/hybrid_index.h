@@ -320,6 +320,8 @@ typedef struct HiAmOps
 	/* optional: the AM's own placement policy (hi_place_write_tier) */
 	int			(*write_tier) (HiIndexShared *sh, int slotno, const char *page,
 							   uint32 old_pte);
+	/* optional: zero the AM's own counters (hybrid_index_reset_stats) */
+	void		(*reset_stats) (HiIndex *idx);
 } HiAmOps;
 
 extern void hi_register_am(const HiAmOps *ops);

@@ -67,7 +67,8 @@ static const HiAmOps lbgrid_ops = {
 	.check = lbgrid_check,
 	.inspect_json = lbgrid_inspect_json,
 	.pages = lbgrid_pages,
-	.discard = grid_discard
+	.discard = grid_discard,
+	.reset_stats = lbgrid_reset_stats
 };
 
 static void

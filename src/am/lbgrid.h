@@ -97,5 +97,6 @@ extern void lbgrid_costestimate(PlannerInfo *root, IndexPath *path,
 extern void lbgrid_check(HiIndex *idx);
 extern char *lbgrid_inspect_json(HiIndex *idx);
 extern HiPageInfo *lbgrid_pages(HiIndex *idx, Size *n);
+extern void lbgrid_reset_stats(HiIndex *idx);
 
 #endif							/* AM_LBGRID_H */
