@@ -405,6 +405,7 @@ extern bool hi_pt_remap_if(HiIndexShared *sh, uint32 pageno, uint32 expect,
 						   uint32 new_pte);
 extern uint32 *hi_pt_collect(HiIndexShared *sh, int tier, bool leaves, Size *n);
 extern void hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte);
+extern void hi_pt_settle(HiIndexShared *sh);
 extern void hi_pt_release_pending(HiIndexShared *sh);
 extern uint32 hi_pt_trim(HiIndexShared *sh, int tier);
 extern void hi_pt_reads_begin(HiIndexShared *sh);

@@ -410,6 +410,7 @@ hi_index_checkpoint(HiIndex *idx)
 		LWLockAcquire(&sh->log_lock, LW_SHARED);
 		sh->meta.ckpt_lsn = sh->log_insert;
 		LWLockRelease(&sh->log_lock);
+		hi_pt_settle(sh);
 		hi_map_write(sh);
 		hi_log_reset(sh, sh->meta.ckpt_lsn);
 		hi_pt_release_pending(sh);

@@ -296,9 +296,31 @@ hi_pt_collect(HiIndexShared *sh, int tier, bool leaves, Size *n)
 }
 
 /*
- * After a checkpoint: slots of superseded page versions become free, and
- * the slots the new map file references are no longer FRESH.
+ * Before a checkpoint writes the map file: the slots it will reference
+ * are no longer FRESH.  Done before the write, so that if anything after
+ * it fails, a slot of the new map file is never reused early (at worst it
+ * waits for the next checkpoint as PENDING).  ckpt_lock is held
+ * exclusively: nothing is remapped meanwhile.
  */
+void
+hi_pt_settle(HiIndexShared *sh)
+{
+	int			t;
+
+	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		uint8	   *map = slot_array(sh, t);
+		uint32		s;
+
+		for (s = 0; s < sh->nslots[t]; s++)
+			if (map[s] == HI_SLOT_FRESH)
+				map[s] = HI_SLOT_USED;
+	}
+	LWLockRelease(&sh->map_lock);
+}
+
+/* After a checkpoint: slots of superseded page versions become free */
 void
 hi_pt_release_pending(HiIndexShared *sh)
 {
@@ -317,8 +339,6 @@ hi_pt_release_pending(HiIndexShared *sh)
 				if (s < sh->free_hint[t])
 					sh->free_hint[t] = s;
 			}
-			else if (map[s] == HI_SLOT_FRESH)
-				map[s] = HI_SLOT_USED;
 		sh->limbo_slots[t] = 0;
 	}
 	LWLockRelease(&sh->map_lock);
