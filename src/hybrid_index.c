@@ -30,8 +30,10 @@
 #include "utils/syscache.h"
 
 #include "hybrid_index.h"
+#include "core/hi_utility.h"
 #include "am/rtam.h"
 #include "am/lbgrid.h"
+#include "am/hgrid.h"
 #include "efind/efind.h"
 
 PG_MODULE_MAGIC;
@@ -235,9 +237,12 @@ hi_process_utility(PlannedStmt *pstmt, const char *queryString,
 				   ParamListInfo params, QueryEnvironment *queryEnv,
 				   DestReceiver *dest, QueryCompletion *qc)
 {
+	List	   *rebuild;
+
 	if (IsA(pstmt->utilityStmt, AlterTableStmt))
 		check_alter_tablespace((AlterTableStmt *) pstmt->utilityStmt);
 	check_concurrent(pstmt->utilityStmt);
+	rebuild = hi_utility_before(pstmt->utilityStmt);
 
 	if (prev_process_utility)
 		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
@@ -245,6 +250,7 @@ hi_process_utility(PlannedStmt *pstmt, const char *queryString,
 	else
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
+	hi_utility_after(rebuild);
 }
 
 static void
@@ -308,6 +314,7 @@ _PG_init(void)
 	hyrtree_init();
 	efind_init();
 	lbgrid_init();
+	hgrid_init();
 	/* after every module has defined its settings: the rest are typos */
 	MarkGUCPrefixReserved("hybrid_index");
 

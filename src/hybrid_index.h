@@ -49,7 +49,9 @@ typedef enum HiPlacement
 	HI_PLACEMENT_NONE = 0,		/* every page on flash: the papers' R-tree */
 	HI_PLACEMENT_UPPER = 1,		/* non-leaf pages on the fast tier: sHR-tree */
 	HI_PLACEMENT_WMA = 2,		/* upper + hot leaves by WMA score: HyR-tree */
-	HI_PLACEMENT_RANDOM = 3		/* upper + as many random leaves: rHyR-tree */
+	HI_PLACEMENT_RANDOM = 3,	/* upper + as many random leaves: rHyR-tree;
+								 * hgrid: as many random pages as "hot" */
+	HI_PLACEMENT_HOT = 4		/* hgrid: hot-region detection (H-Grid) */
 } HiPlacement;
 
 #define HI_WMA_MAX_EPOCHS	10
@@ -308,6 +310,11 @@ typedef struct HiAmOps
 	HiPageInfo *(*pages) (HiIndex *idx, Size *n);
 	/* optional: forget per-index state of a dropped/rebuilt relfilenode */
 	void		(*discard) (int slotno, uint32 generation);
+	/* optional: the AM's own placement policy (hi_place_write_tier) */
+	int			(*write_tier) (HiIndexShared *sh, int slotno, const char *page,
+							   uint32 old_pte);
+	/* optional: zero the AM's own counters (hybrid_index_reset_stats) */
+	void		(*reset_stats) (HiIndex *idx);
 } HiAmOps;
 
 extern void hi_register_am(const HiAmOps *ops);
@@ -342,6 +349,7 @@ extern void hi_index_checkpoint(HiIndex *idx);
 extern void hi_stats_reset(HiIndexShared *sh);
 extern void hi_index_after_change(HiIndex *idx);
 extern HiIndexOptions *hi_index_options(Relation index);
+extern void hi_validate_tablespace_name(const char *value);
 extern void hi_error_if_recovery(Relation index);
 
 /* ---- storage/tier_files.c ---- */

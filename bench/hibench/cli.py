@@ -31,13 +31,13 @@ def parse(argv):
         "and writes bench/results/<name>.md, PNG plots and a CSV. See bench/README.md."),
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="presets: " + ", ".join(presets.PRESETS))
-    ap.add_argument("preset", nargs="?", default="default", help="default | gist-compare | hyrtree-placement | list")
+    ap.add_argument("preset", nargs="?", default="default", help="default | gist-compare | hyrtree-placement | lbgrid-thesis | efind-paper | list")
     ap.add_argument("--scale", type=float, default=1.0, help="multiply dataset sizes (e.g. 0.1 for a quick try)")
     ap.add_argument("--reps", type=int, help="runs per measurement (default: the preset's, 3)")
     ap.add_argument("--name", help="results name: bench/results/<name>.md (default: the preset's name)")
     ap.add_argument("--configs", help="only configurations matching these comma-separated patterns")
     ap.add_argument("--datasets", help="only datasets matching these comma-separated patterns")
-    ap.add_argument("--page-sizes", help="hyrtree-placement: page sizes, e.g. 8192 or 4096,16384")
+    ap.add_argument("--page-sizes", help="hyrtree-placement, efind-paper: page sizes, e.g. 8192 or 4096,16384")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold runs")
     ap.add_argument("--mem-mb", type=int, help="memory budget of every configuration (MB)")
     ap.add_argument("--slack-mb", type=int, help="cgroup limit = budget + 16 MB + slack (processes, page cache)")
@@ -180,7 +180,7 @@ def main(argv):
         sys.exit("bench: unknown preset %s (try: bench/run list)" % args.preset)
     check_machine()
     kw = {}
-    if args.page_sizes and args.preset == "hyrtree-placement":
+    if args.page_sizes and args.preset in ("hyrtree-placement", "efind-paper"):
         kw["page_sizes"] = tuple(int(x) for x in args.page_sizes.split(","))
     preset = presets.PRESETS[args.preset](args.scale, **kw)
     select(preset, args)

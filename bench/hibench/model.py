@@ -46,9 +46,11 @@ class Phase:
     then reps x each of queries (warm), then reps x each of cold (restart and
     drop caches before every run)."""
 
-    def __init__(self, datasets, sequence=(), queries=(), cold=(), vacuum=True):
+    def __init__(self, datasets, sequence=(), queries=(), cold=(), vacuum=True, configs=None):
         self.datasets, self.sequence = list(datasets), list(sequence)
         self.queries, self.cold, self.vacuum = list(queries), list(cold), vacuum
+        # names of the configurations this phase runs (None: all of the preset's)
+        self.configs = None if configs is None else list(configs)
 
 
 class Budget:
@@ -79,7 +81,7 @@ class Budget:
 class Preset:
     def __init__(self, name, description, datasets, query_sets, workloads, configs, phases,
                  reps=3, baseline=None, budget=None, skip=(), fast_tier=False, notes=(),
-                 fio_bs="8k", drop_after_config=False):
+                 fio_bs="8k", drop_after_config=False, summary=None):
         self.name, self.description = name, description
         self.datasets, self.query_sets = datasets, query_sets
         self.workloads, self.configs, self.phases = workloads, configs, phases
@@ -90,6 +92,9 @@ class Preset:
         # drop each configuration's work table and index once its runs are done
         # (many configurations would not fit on the fast tier together)
         self.drop_after_config = drop_after_config
+        # summary(report) -> markdown lines: the preset's own tables (paper
+        # tables, targets), written before the per-workload results
+        self.summary = summary
         for c in self.configs:
             c.server = self.budget.server_settings(c)
 

@@ -157,3 +157,194 @@ def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384)):
 
 
 PRESETS = {"default": default, "gist-compare": gist_compare, "hyrtree-placement": hyrtree_placement}
+
+
+MIXES = (0, 20, 40, 60, 80, 100)        # insert share of the thesis' I/S workloads (Table 3.2)
+KNN_KS = (10, 100, 1000)
+GROUPS = (1, 10, 100)
+
+
+def lbgrid_thesis(scale=1.0):
+    """Issue 6: the thesis' section 3.5 (LB-Grid, GFFM) at this machine's scale."""
+    from .summaries import lbgrid_summary
+    n = _n(5000000, scale)
+    f = min(scale, 1)
+    tag = "%dm" % (n // 1000000) if n % 1000000 == 0 else "%dk" % (n // 1000)
+    ops = _n(20000, scale, 500)
+    # every mix of every rep takes fresh rows: ops x (0+.2+...+1 = 3) x 3 reps
+    nsrc = 9 * ops
+    buf_mb = max(4, min(16, int(round(16 * scale))))
+    buf_kb = buf_mb * 1024
+    kinds = [("real", "jittered", dict(source="cities", radius=0.05)),
+             ("uniform", "uniform", {}), ("gaussian", "gaussian", {})]
+    datasets = [Dataset("cities", "cities")]
+    sets, wls, phases = [], [Workload("build", "build", label="CREATE INDEX (initial load)")], []
+    nq = _n(1000, f, 100)
+    nk = {10: _n(500, f, 50), 100: _n(200, f, 30), 1000: _n(50, f, 10)}
+    ng = _n(50, f, 10)
+    for i, (kname, kind, extra) in enumerate(kinds):
+        ds = "%s%s" % (kname, tag)
+        src = "%s-ins%s" % (kname, tag)
+        datasets.append(Dataset(ds, kind, n=n, seed=61 + i, **extra))
+        datasets.append(Dataset(src, kind, n=nsrc, seed=71 + i, **extra))
+        seed = 600 + 20 * i
+        q = []
+        qs = "w0.01:%s" % ds
+        sets.append(QuerySet(qs, ds, "window", nq, area_pct=0.01, distribution="data", seed=seed))
+        q += [Workload("range:%s" % ds, "range", query_set=qs, label="range 0.01 %, batched reads (P-RQ)"),
+              Workload("range-nobatch:%s" % ds, "range", query_set=qs,
+                       params={"settings": {"hybrid_index.lbgrid_batch_size": "1"}},
+                       label="range 0.01 %, no batching (RQ)")]
+        for j, k in enumerate(KNN_KS):
+            qs = "knn%d:%s" % (k, ds)
+            sets.append(QuerySet(qs, ds, "knn", nk[k], k=k, distribution="data", seed=seed + 1 + j))
+            q += [Workload("knn%d:%s" % (k, ds), "knn", query_set=qs, label="%d-NN, prefetch (PR)" % k),
+                  Workload("knn%d-nopf:%s" % (k, ds), "knn", query_set=qs,
+                           params={"settings": {"hybrid_index.lbgrid_knn_prefetch": "off"}},
+                           label="%d-NN, no prefetch" % k)]
+        for j, g in enumerate(GROUPS):
+            qs = "group%d:%s" % (g, ds)
+            sets.append(QuerySet(qs, ds, "point_group", ng * 100 // g, group=g, seed=seed + 5 + j))
+            q.append(Workload("group%d:%s" % (g, ds), "point_group", query_set=qs, params={"op": "~="},
+                              label="group point queries, %d point%s (geom ~= ANY)" % (g, "s" if g > 1 else "")))
+        qs = "pts:%s" % ds
+        sets.append(QuerySet(qs, ds, "knn", ops, k=1, distribution="data", seed=seed + 9))
+        mixes = [Workload("mix%d:%s" % (m, ds), "mix", query_set=qs, source=src,
+                          params={"ops": ops, "insert_ratio": m / 100.0, "search": "point", "keep": True},
+                          label="I/S %d/%d (%s ops)" % (m, 100 - m, "{:,}".format(ops))) for m in MIXES]
+        sets_w = q + mixes
+        wls += sets_w
+        phases.append(Phase([ds], sequence=["build"], queries=[w.name for w in sets_w]))
+    lb = {"buffer_size": buf_kb}
+    configs = [Config("lbgrid", "lbgrid", dict(lb), label="LB-Grid"),
+               Config("gffm", "lbgrid", dict(lb, logging="off"), label="GFFM"),
+               Config("hyrtree", "hyrtree", {"placement": "none", "buffer_size": buf_kb}, label="hyrtree (none)"),
+               Config("gist", "gist", label="GiST")]
+    lbonly = [w.name for w in wls if "-nobatch:" in w.name or "-nopf:" in w.name]
+    return Preset(
+        "lbgrid-thesis", "Issue 6 (thesis section 3.5: LB-Grid and GFFM) at this machine's scale: "
+        "%s points per dataset (real-derived, uniform, gaussian), bulk-loaded; range queries (0.01 %%) "
+        "with and without batched reads; 10/100/1000-NN with and without prefetch; group point queries "
+        "of 1/10/100 points; then the insert/search mixes 0/100 ... 100/0 of %s operations each (searches "
+        "are exact point queries), run one after the other on the same index; LB-Grid, GFFM "
+        "(logging = off), hyrtree (placement none) and GiST with %d MB of index buffer each."
+        % ("{:,}".format(n), "{:,}".format(ops), buf_mb),
+        datasets=datasets, query_sets=sets, workloads=wls, configs=configs, phases=phases,
+        reps=3, baseline="gist", budget=Budget(mb=2 * buf_mb, split=0.5, slack_mb=128),
+        skip={(c, w) for c in ("hyrtree", "gist") for w in lbonly},
+        summary=lbgrid_summary,
+        notes=["Index buffer: %d MB for every configuration (the thesis: 16 MB at 50M-500M points). "
+               "lbgrid/GFFM: reloption buffer_size (75 %% directories / 25 %% buckets, cold lists of "
+               "128 pages); hyrtree: buffer_size (its share of the page cache); GiST: shared_buffers = "
+               "%d MB (heap and index), the others shared_buffers = %d MB for the heap; the server runs "
+               "in a memory cgroup of %d MB + 16 MB + 128 MB so the OS page cache cannot hold GiST's index."
+               % (buf_mb, 2 * buf_mb, buf_mb, 2 * buf_mb),
+               "Mixes run in the order 0/100, 20/80, ..., 100/0 on the index the queries ran on, each "
+               "taking fresh rows of the insert source (the thesis starts each from the loaded index); "
+               "a search is `geom ~= point` for a point of the dataset.",
+               "Unbatched range queries and kNN without prefetch set hybrid_index.lbgrid_batch_size = 1 "
+               "and hybrid_index.lbgrid_knn_prefetch = off for the run; they apply to lbgrid/GFFM only.",
+               "Our access methods read and write their files with O_DIRECT; GiST goes through shared "
+               "buffers and the OS page cache (limited by the cgroup)."])
+
+
+PRESETS["lbgrid-thesis"] = lbgrid_thesis
+
+
+EFIND_PAGE_SIZES = (2048, 4096, 8192, 16384, 32768)
+
+
+def efind_paper(scale=1.0, page_sizes=EFIND_PAGE_SIZES, sweep_page_size=4096):
+    """Issue 5: the eFIND paper's sections 5 and 6 at this machine's scale."""
+    from .summaries import efind_summary
+    nland = _n(81848, scale, 500)          # every land polygon at scale 1
+    npts = _n(200000, scale, 1000)
+    f = min(scale, 1)
+    nq = _n(100, f, 20)                    # the paper: 100 windows per selectivity
+    land, pts = ("land" if nland >= 81848 else "land%dk" % (nland // 1000)), "points%dk" % (npts // 1000)
+    datasets = [Dataset("cities", "cities"), Dataset(land, "land", limit=None if nland >= 81848 else nland),
+                Dataset(pts, "jittered", n=npts, source="cities", seed=81, radius=0.05)]
+    sets, wls = [], [Workload("build-insert", "build_insert", label="construction by one-by-one insertion")]
+    qnames = {}
+    for i, ds in enumerate((land, pts)):
+        qnames[ds] = []
+        for j, a in enumerate(WINDOW_AREAS):
+            qs = "w%s:%s" % (a, ds)
+            sets.append(QuerySet(qs, ds, "window", nq, area_pct=a, distribution="data", seed=800 + 10 * i + j))
+            # the paper runs the queries right after the construction, caches as it left them
+            wls.append(Workload("irq%s:%s" % (a, ds), "range", query_set=qs, params={"warmup": False},
+                                label="%d IRQs at %s %%" % (nq, a)))
+            qnames[ds].append("irq%s:%s" % (a, ds))
+    configs, main = [], []
+    for ps in page_sizes:
+        k = ps // 1024
+        configs += [Config("efind-%dk" % k, "efind", {"page_size": ps, "buffer_size": 512},
+                           label="eFIND %dK" % k),
+                    Config("rtree-%dk" % k, "hyrtree", {"page_size": ps, "placement": "none", "buffer_size": 512},
+                           label="R-tree %dK" % k)]
+        main += ["efind-%dk" % k, "rtree-%dk" % k]
+    configs.append(Config("gist", "gist", label="GiST (8K)"))
+    main.append("gist")
+    # section 6: each sweep varies one parameter of the paper's incremental strategy
+    k = sweep_page_size // 1024
+    base = {"page_size": sweep_page_size, "buffer_size": 512}
+    no_rb_tc = dict(base, read_buffer_share=0, temporal_control="none")
+    sweeps = [
+        ("flushing policy (6.1; no read buffer, no temporal control, p = 60 %)", "flush_policy",
+         [(v, dict(no_rb_tc, flush_policy=v, flush_percent=60)) for v in ("m", "mh", "mha", "mhao")], "mh"),
+        ("p (6.1; FP_mh, no read buffer, no temporal control)", "flush_percent",
+         [(v, dict(no_rb_tc, flush_policy="mh", flush_percent=v)) for v in (20, 40, 60, 80)], 60),
+        ("read buffer share (6.2; FP_mh, p = 60 %, LRU, no temporal control)", "read_buffer_share",
+         [(v, dict(base, flush_policy="mh", read_buffer_share=v, read_buffer_policy="lru",
+                   temporal_control="none")) for v in (0, 20, 40, 60, 80)], 20),
+        ("temporal control (6.3; FP_mh, 20 % read buffer)", "temporal control + read buffer policy",
+         [("none", dict(base, read_buffer_share=20, read_buffer_policy="s2q", temporal_control="none"))] +
+         [("%s TC" % v.upper(), dict(base, read_buffer_share=20, read_buffer_policy=v, temporal_control="both"))
+          for v in ("lru", "s2q", "2q")], "S2Q TC"),
+        ("log size (6.4; FP_mh, S2Q, temporal control)", "log_size (MB)",
+         [(v, dict(base, read_buffer_share=20, read_buffer_policy="s2q", temporal_control="both",
+                   **({} if v == 10 else {"log_size": v * 1024}))) for v in (5, 10, 50, 100)], 10),
+    ]
+    seen, sweep_rows = {}, []
+    for title, param, values, best in sweeps:
+        rows = []
+        for v, rel in values:
+            key = tuple(sorted(rel.items()))
+            if key not in seen:
+                name = "ef%dk-%s-%s" % (k, param.split()[0].replace("_", ""), str(v).replace(" ", "").lower())
+                seen[key] = name
+                configs.append(Config(name, "efind", rel, label="eFIND %dK %s=%s" % (k, param.split()[0], v)))
+            rows.append((v, seen[key]))
+        sweep_rows.append((title, param, rows, best))
+    sweep_cfgs = list(dict.fromkeys(c for _, _, rows, _ in sweep_rows for _, c in rows))
+    phases = [Phase([land], sequence=["build-insert"] + qnames[land], vacuum=False, configs=main + sweep_cfgs),
+              Phase([pts], sequence=["build-insert"] + qnames[pts], vacuum=False, configs=main)]
+    p = Preset(
+        "efind-paper", "Issue 5 (eFIND paper, sections 5 and 6) at this machine's scale: construction by "
+        "one-by-one insertion of %s land polygons (OpenStreetMap land polygons, @geo-maps) and %s "
+        "real-derived points (GeoNames cities500, jittered), then %d intersection range queries (IRQs) at "
+        "each of 0.001/0.01/0.1 %% of the extent, as one sequence per run; eFIND and the plain R-tree "
+        "(hyrtree, placement none) with a 512 KB buffer, page sizes %s; GiST (8 KB pages) for reference. "
+        "Section 6's sweeps (flushing policy, p, read buffer share, temporal control, log size) at %d KB "
+        "pages on the polygons." % ("{:,}".format(nland), "{:,}".format(npts), nq,
+                                    "/".join("%dK" % (p // 1024) for p in page_sizes), k),
+        datasets=datasets, query_sets=sets, workloads=wls, configs=configs, phases=phases,
+        reps=3, baseline="rtree-%dk" % k if sweep_page_size in page_sizes else "gist",
+        budget=Budget(equal=False, shared_buffers_mb=64, cache_mb=64), summary=efind_summary,
+        drop_after_config=True,
+        notes=["Buffer: eFIND buffer_size = 512 KB (write + read buffer, 20 %% read by default); the R-tree "
+               "buffer_size = 512 KB of the shared page cache (its only cache). GiST has shared_buffers = "
+               "64 MB and the OS page cache: it is not held to 512 KB (PostgreSQL's buffer manager cannot "
+               "give one index a budget), so it is a reference, not an equal-memory competitor.",
+               "Each run is construction then the three IRQ sets, in that order, on that index (the paper's "
+               "sequence); queries get no warm-up pass.",
+               "The paper's 0 MB log (no durability) has no counterpart: hybrid_index always keeps its redo "
+               "log; log_size is the size at which eFIND compacts it.",
+               "Best values of the paper (marked ★ in the sweep tables): FP_mh, p = 60 %, 20 % read buffer, "
+               "S2Q with temporal control, 10 MB log."])
+    p.efind_sweeps = sweep_rows
+    p.efind_main = (land, pts, page_sizes)
+    return p
+
+
+PRESETS["efind-paper"] = efind_paper

@@ -104,6 +104,8 @@ class Report:
         for f in pngs:
             L.append("![%s](%s)" % (os.path.basename(f), os.path.basename(f)))
         L.append("")
+        if self.p.summary:
+            L += self.p.summary(self)
         L += self._results()
         L += self._batched()
         L += self._setup()

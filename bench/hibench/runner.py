@@ -96,7 +96,8 @@ class Runner:
                             "datasets = EXCLUDED.datasets, workloads = EXCLUDED.workloads, "
                             "reps = EXCLUDED.reps, baseline = EXCLUDED.baseline, "
                             "description = EXCLUDED.description" % (
-                                lit("%s:%s" % (self.p.name, d)), lit(self._arr([c.name for c in self.configs])),
+                                lit("%s:%s" % (self.p.name, d)), lit(self._arr([c.name for c in self.configs
+                                                                     if ph.configs is None or c.name in ph.configs])),
                                 lit(self._arr([d])), lit(self._arr(ph.sequence + ph.queries)), self.p.reps,
                                 lit(self.p.baseline), lit(self.p.description)))
 
@@ -117,6 +118,8 @@ class Runner:
                 if d not in datasets:
                     continue
                 for c in self.configs:
+                    if ph.configs is not None and c.name not in ph.configs:
+                        continue
                     steps.append(("server", d, c.name, None, None, None))
                     for rep in range(1, self.p.reps + 1):
                         for w in ph.sequence:

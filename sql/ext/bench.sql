@@ -92,7 +92,13 @@ CREATE TABLE hybrid_index_bench.query (
 -- params: commit_every (insert kinds: COMMIT after so many rows, 0 = one
 -- transaction; needs CALL hybrid_index_bench.run), limit (rows or queries),
 -- k (knn), warmup (run the query set once before measuring, default: warm
--- mode), force_index (enable_seqscan off, default true), per_row.
+-- mode), force_index (enable_seqscan off, default true), per_row,
+-- settings (GUCs set for the run only, e.g. {"hybrid_index.lbgrid_batch_size": "1"};
+-- a configuration's own gucs win), op (point_group: "&&" (default) or "~="),
+-- search (mix: "range" = geom && q, "knn" = 10-NN of q, "point" = geom ~= q;
+-- default from the query set's kind), keep (mix: run on the index as the
+-- previous runs left it instead of a fresh build; inserts take the next
+-- unused rows of the source).
 CREATE TABLE hybrid_index_bench.workload (
 	name text PRIMARY KEY,
 	kind text NOT NULL CHECK (kind IN ('build', 'build_insert', 'insert', 'range', 'knn',

@@ -12,6 +12,26 @@ CREATE TYPE hybrid_index_bench.measure_result AS (
 CREATE FUNCTION hybrid_index_bench._is_query_kind(p_kind text) RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$ SELECT p_kind IN ('range', 'knn', 'point_group') $$;
 
+-- The operator of a point_group workload: && (boxes overlap) or ~= (same
+-- box, the thesis' group point query)
+CREATE FUNCTION hybrid_index_bench._group_op(p_params jsonb) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	IF coalesce(p_params->>'op', '&&') NOT IN ('&&', '~=') THEN
+		RAISE EXCEPTION 'params.op of a point_group workload must be && or ~=, not "%"', p_params->>'op';
+	END IF;
+	RETURN coalesce(p_params->>'op', '&&');
+END $$;
+
+CREATE FUNCTION hybrid_index_bench._count_rows(p_table text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	n bigint;
+BEGIN
+	EXECUTE format('SELECT count(id) FROM %s', p_table) INTO n;
+	RETURN n;
+END $$;
+
 -- Counters of this backend and of the index at one moment
 CREATE FUNCTION hybrid_index_bench._sample(p_table regclass, p_index text, p_ours boolean)
 RETURNS jsonb
@@ -100,10 +120,14 @@ BEGIN
 		RAISE EXCEPTION 'commit_every applies to insert and build_insert workloads only';
 	END IF;
 
+	IF wl.params ? 'settings' AND jsonb_typeof(wl.params->'settings') <> 'object' THEN
+		RAISE EXCEPTION 'params.settings of workload "%" must be an object of GUCs', p_workload;
+	END IF;
 	old := hybrid_index_bench._apply_settings(p_config,
-		CASE WHEN hybrid_index_bench._is_query_kind(wl.kind)
+		CASE WHEN (hybrid_index_bench._is_query_kind(wl.kind) OR wl.kind = 'mix')
 				  AND coalesce((wl.params->>'force_index')::boolean, true)
-			 THEN '{"enable_seqscan": "off"}'::jsonb ELSE '{}' END, false);
+			 THEN '{"enable_seqscan": "off"}'::jsonb ELSE '{}' END
+		|| coalesce(wl.params->'settings', '{}'), false);
 
 	-- unmeasured setup
 	inst := hybrid_index_bench._instance(p_config, p_dataset);
@@ -116,6 +140,8 @@ BEGIN
 				   WHEN wl.kind = 'insert' AND inst.has_index
 						AND (inst.state = 'base' OR inst.state LIKE 'base+%')
 						AND NOT (inst.state || '+') LIKE '%+' || src.name || '+%' THEN 'indexed'
+				   WHEN wl.kind = 'mix' AND coalesce((wl.params->>'keep')::boolean, false)
+						AND inst.has_index THEN 'indexed'
 				   WHEN wl.kind IN ('insert', 'mix') THEN 'base_indexed'
 				   ELSE 'indexed' END;
 	idx := hybrid_index_bench.prepare(p_config, p_dataset, target);
@@ -150,6 +176,10 @@ BEGIN
 		'source_table', CASE WHEN src.name IS NOT NULL THEN format('%I.%I', sch, src.table_name) END,
 		'source', src.name,
 		'insert_rows', insert_rows,
+		-- a kept mix continues after the rows earlier runs inserted
+		'mix_skip', CASE WHEN wl.kind = 'mix' AND ctx_state = 'modified'
+						 THEN hybrid_index_bench._count_rows(format('%I.%I', sch, inst.table_name)) - ds.n_rows
+						 ELSE 0 END,
 		-- inserted rows get ids above the dataset's: 10^12 x (1 + sources inserted before)
 		'id_offset', CASE WHEN wl.kind IN ('insert', 'mix')
 						  THEN 1000000000000 * (1 + length(ctx_state) - length(replace(ctx_state, '+', '')))
@@ -194,6 +224,7 @@ DECLARE
 	nq int;
 	ni int := 0;
 	i bigint;
+	skip bigint;
 BEGIN
 	IF kind = 'build' THEN
 		EXECUTE ctx->>'ddl';
@@ -223,7 +254,8 @@ BEGIN
 			WHEN 'range' THEN format('SELECT count(*), sum(id) FROM %s WHERE geom && $1', tbl)
 			WHEN 'knn' THEN format('SELECT count(*), sum(id) FROM (SELECT id FROM %s '
 								   'ORDER BY geom <-> $1 LIMIT $2) s', tbl)
-			ELSE format('SELECT count(*), sum(id) FROM %s WHERE geom && ANY($1)', tbl) END;
+			ELSE format('SELECT count(*), sum(id) FROM %s WHERE geom %s ANY($1)', tbl,
+						hybrid_index_bench._group_op(params)) END;
 		FOR q IN SELECT qq.geom, qq.geoms FROM hybrid_index_bench.query qq
 				 WHERE qq.set_name = ctx->>'query_set' ORDER BY qq.qid LIMIT lim LOOP
 			t := clock_timestamp();
@@ -240,22 +272,33 @@ BEGIN
 	ELSIF kind = 'mix' THEN
 		-- params: ops (default: the query set's size), insert_ratio (default 0.5)
 		ratio := coalesce((params->>'insert_ratio')::float8, 0.5);
+		skip := coalesce((ctx->>'mix_skip')::bigint, 0);
 		SELECT array_agg(qq.geom ORDER BY qq.qid) INTO qg FROM hybrid_index_bench.query qq
 			WHERE qq.set_name = ctx->>'query_set';
 		nq := coalesce(array_length(qg, 1), 0);
 		n := coalesce((params->>'ops')::bigint, nq);
-		EXECUTE format('SELECT array_agg(geom ORDER BY id) FROM %s WHERE id <= $1',
-					   ctx->>'source_table') INTO ig USING ceil(n * ratio)::bigint;
-		sql := CASE WHEN (SELECT qs.kind FROM hybrid_index_bench.query_set qs
-						  WHERE qs.name = ctx->>'query_set') = 'knn'
-			THEN format('SELECT count(*), sum(id) FROM (SELECT id FROM %s ORDER BY geom <-> $1 LIMIT 10) s', tbl)
-			ELSE format('SELECT count(*), sum(id) FROM %s WHERE geom && $1', tbl) END;
+		EXECUTE format('SELECT array_agg(geom ORDER BY id) FROM %s WHERE id > $2 AND id <= $1 + $2',
+					   ctx->>'source_table') INTO ig USING ceil(n * ratio)::bigint, skip;
+		IF ceil(n * ratio) > coalesce(array_length(ig, 1), 0) THEN
+			RAISE EXCEPTION 'mix "%" needs % rows of "%" after the % used before; it has %',
+				ctx->>'workload', ceil(n * ratio), ctx->>'source', skip, coalesce(array_length(ig, 1), 0);
+		END IF;
+		sql := CASE coalesce(params->>'search', (SELECT CASE qs.kind WHEN 'knn' THEN 'knn' ELSE 'range' END
+												 FROM hybrid_index_bench.query_set qs
+												 WHERE qs.name = ctx->>'query_set'))
+			WHEN 'knn' THEN format('SELECT count(*), sum(id) FROM (SELECT id FROM %s ORDER BY geom <-> $1 LIMIT 10) s', tbl)
+			WHEN 'point' THEN format('SELECT count(*), sum(id) FROM %s WHERE geom ~= $1', tbl)
+			WHEN 'range' THEN format('SELECT count(*), sum(id) FROM %s WHERE geom && $1', tbl)
+			ELSE NULL END;
+		IF sql IS NULL THEN
+			RAISE EXCEPTION 'params.search of a mix must be range, knn or point, not "%"', params->>'search';
+		END IF;
 		ins := format('INSERT INTO %s (id, geom) VALUES ($1, $2)', tbl);
 		FOR i IN 1 .. n LOOP
 			t := clock_timestamp();
 			IF floor(i * ratio) > floor((i - 1) * ratio) AND ni < coalesce(array_length(ig, 1), 0) THEN
 				ni := ni + 1;
-				EXECUTE ins USING ni + off, ig[ni];
+				EXECUTE ins USING ni + skip + off, ig[ni];
 			ELSIF nq > 0 THEN
 				EXECUTE sql INTO c, s USING qg[1 + ((i - ni - 1) % nq)];
 				res.rows_returned := res.rows_returned + c;
@@ -291,7 +334,8 @@ BEGIN
 		EXECUTE format('EXPLAIN (FORMAT JSON) SELECT id FROM %s ORDER BY geom <-> $1 LIMIT 10', tbl)
 			INTO p USING q.geom;
 	ELSE
-		EXECUTE format('EXPLAIN (FORMAT JSON) SELECT count(*) FROM %s WHERE geom && ANY($1)', tbl)
+		EXECUTE format('EXPLAIN (FORMAT JSON) SELECT count(*) FROM %s WHERE geom %s ANY($1)', tbl,
+					   hybrid_index_bench._group_op(ctx->'params'))
 			INTO p USING q.geoms;
 	END IF;
 	SELECT string_agg(DISTINCT (n->>'Node Type') || coalesce(' on ' || (n->>'Index Name'), ''), ', '),

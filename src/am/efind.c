@@ -83,7 +83,8 @@ static const HiAmOps efind_ops = {
 	.check = efind_check,
 	.inspect_json = efind_inspect_json,
 	.pages = rt_pages,
-	.discard = efind_discard
+	.discard = efind_discard,
+	.reset_stats = ef_reset_stats
 };
 
 void

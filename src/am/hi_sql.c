@@ -96,9 +96,13 @@ Datum
 hybrid_index_reset_stats(PG_FUNCTION_ARGS)
 {
 	HiIndex    *idx;
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, NULL);
+	const HiAmOps *am;
+	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
 
 	hi_stats_reset(idx->sh);
+	/* the AM's own counters (efind's flushes, lbgrid's buffers, ...) too */
+	if (am->reset_stats)
+		am->reset_stats(idx);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_VOID();
 }

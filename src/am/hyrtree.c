@@ -35,8 +35,9 @@ static relopt_enum_elt_def placement_values[] = {
 	{NULL, 0}
 };
 
-static void
-validate_tablespace_name(const char *value)
+/* Reloption validator of optane_tablespace (hyrtree, hgrid) */
+void
+hi_validate_tablespace_name(const char *value)
 {
 	if (value == NULL || value[0] == '\0')
 		return;
@@ -74,7 +75,7 @@ hyrtree_init(void)
 					   AccessExclusiveLock);
 	add_string_reloption(hyrtree_relopt_kind, "optane_tablespace",
 						 "Tablespace holding the fast (Optane) tier",
-						 "", validate_tablespace_name, AccessExclusiveLock);
+						 "", hi_validate_tablespace_name, AccessExclusiveLock);
 	add_int_reloption(hyrtree_relopt_kind, "buffer_size",
 					  "Cache budget of this index in kB (0: share the whole cache)",
 					  0, 0, INT_MAX, AccessExclusiveLock);

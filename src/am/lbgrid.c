@@ -28,6 +28,7 @@
 #include "commands/vacuum.h"
 #include "fmgr.h"
 #include "utils/catcache.h"
+#include "commands/defrem.h"
 #include "utils/guc.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
@@ -66,7 +67,8 @@ static const HiAmOps lbgrid_ops = {
 	.check = lbgrid_check,
 	.inspect_json = lbgrid_inspect_json,
 	.pages = lbgrid_pages,
-	.discard = grid_discard
+	.discard = grid_discard,
+	.reset_stats = lbgrid_reset_stats
 };
 
 static void
@@ -164,7 +166,7 @@ lbgrid_init(void)
 {
 	grid_shmem_init();
 	grid_register_store(GRID_MODE_LOG, &lb_store_ops);
-	grid_register_am(HI_AM_LBGRID, lbgrid_settings, NULL);
+	grid_register_am(HI_AM_LBGRID, lbgrid_settings, NULL, NULL);
 	hi_register_am(&lbgrid_ops);
 	define_gucs();
 	define_reloptions();
@@ -256,8 +258,9 @@ lbgrid_validate(Oid opclassoid)
 		{
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("operator family \"%s\" of access method lbgrid contains operator %s with invalid strategy number %d",
-							NameStr(form->opcname), format_operator(op->amopopr), s)));
+					 errmsg("operator family \"%s\" of access method %s contains operator %s with invalid strategy number %d",
+							NameStr(form->opcname), get_am_name(form->opcmethod),
+							format_operator(op->amopopr), s)));
 			ok = false;
 		}
 	}
@@ -282,12 +285,15 @@ lbgrid_buildphasename(int64 phasenum)
 	}
 }
 
-Datum
-lbgrid_handler(PG_FUNCTION_ARGS)
+/*
+ * The index AM routine of the grid access methods (lbgrid and hgrid share
+ * everything but reloptions, build and VACUUM wrappers).
+ */
+IndexAmRoutine *
+grid_am_routine(void)
 {
 	IndexAmRoutine *am = makeNode(IndexAmRoutine);
 
-	hi_check_preloaded();
 	am->amstrategies = 0;
 	am->amsupport = 0;
 	am->amoptsprocnum = 0;
@@ -330,6 +336,12 @@ lbgrid_handler(PG_FUNCTION_ARGS)
 	am->amestimateparallelscan = NULL;
 	am->aminitparallelscan = NULL;
 	am->amparallelrescan = NULL;
+	return am;
+}
 
-	PG_RETURN_POINTER(am);
+Datum
+lbgrid_handler(PG_FUNCTION_ARGS)
+{
+	hi_check_preloaded();
+	PG_RETURN_POINTER(grid_am_routine());
 }

@@ -59,8 +59,11 @@ extern int	lbgrid_max_list;
 /* lbgrid.c */
 extern void lbgrid_init(void);
 extern void lbgrid_settings(Relation index, GridSettings *out);
+extern IndexAmRoutine *grid_am_routine(void);
 
 /* lbgrid_build.c */
+extern IndexBuildResult *grid_am_build(Relation heap, Relation index, IndexInfo *info,
+									   void (*prepare) (Grid *g));
 extern IndexBuildResult *lbgrid_build(Relation heap, Relation index, IndexInfo *info);
 extern void lbgrid_buildempty(Relation index);
 extern bool lbgrid_insert(Relation index, Datum *values, bool *isnull,
@@ -94,5 +97,6 @@ extern void lbgrid_costestimate(PlannerInfo *root, IndexPath *path,
 extern void lbgrid_check(HiIndex *idx);
 extern char *lbgrid_inspect_json(HiIndex *idx);
 extern HiPageInfo *lbgrid_pages(HiIndex *idx, Size *n);
+extern void lbgrid_reset_stats(HiIndex *idx);
 
 #endif							/* AM_LBGRID_H */

@@ -11,6 +11,7 @@
 
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "commands/defrem.h"
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -52,8 +53,12 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->n);
 }
 
+/*
+ * CREATE INDEX of a grid AM.  prepare (optional) sees the new, empty grid
+ * before it is loaded and written (hgrid sets up its placement there).
+ */
 IndexBuildResult *
-lbgrid_build(Relation heap, Relation index, IndexInfo *info)
+grid_am_build(Relation heap, Relation index, IndexInfo *info, void (*prepare) (Grid *g))
 {
 	IndexBuildResult *result;
 	BuildState	bs;
@@ -64,7 +69,8 @@ lbgrid_build(Relation heap, Relation index, IndexInfo *info)
 	if (info->ii_NumIndexAttrs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("access method lbgrid indexes exactly one geometry column")));
+				 errmsg("access method %s indexes exactly one geometry column",
+						get_am_name(index->rd_rel->relam))));
 
 	idx = hi_am_create(index);
 
@@ -82,6 +88,8 @@ lbgrid_build(Relation heap, Relation index, IndexInfo *info)
 
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
 	g = grid_create(idx);
+	if (prepare)
+		prepare(g);
 	grid_bulk_load(g, bs.items, bs.n);
 	idx->sh->building = false;
 	hi_index_checkpoint(idx);
@@ -94,12 +102,19 @@ lbgrid_build(Relation heap, Relation index, IndexInfo *info)
 	return result;
 }
 
+IndexBuildResult *
+lbgrid_build(Relation heap, Relation index, IndexInfo *info)
+{
+	return grid_am_build(heap, index, info, NULL);
+}
+
 void
 lbgrid_buildempty(Relation index)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("access method lbgrid does not support unlogged tables"),
+			 errmsg("access method %s does not support unlogged tables",
+					get_am_name(index->rd_rel->relam)),
 			 errdetail("Index \"%s\" keeps its pages outside PostgreSQL's storage, which cannot reset them after a crash.",
 					   RelationGetRelationName(index))));
 }

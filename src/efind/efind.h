@@ -396,6 +396,7 @@ extern void efind_source_init(void);
 /* ---- observability (efind_stats.c) ---- */
 
 extern void ef_append_json(HiIndex *idx, StringInfo buf);
+extern void ef_reset_stats(HiIndex *idx);
 extern void ef_check(HiIndex *idx);
 
 /* ---- the access method (am/efind.c), called from _PG_init ---- */

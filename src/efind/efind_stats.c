@@ -65,6 +65,26 @@ append_last_flush(StringInfo buf, const EfLastFlush *l)
 	appendStringInfoString(buf, "]}");
 }
 
+/*
+ * hybrid_index_reset_stats: zero the counters of an efind index.  State
+ * (the write buffer, the last flush's choice) stays; only what counts
+ * events since the last reset is zeroed.
+ */
+void
+ef_reset_stats(HiIndex *idx)
+{
+	Ef			ef;
+	pg_atomic_uint64 *c;
+	Size		i;
+
+	ef_get(idx, &ef);
+	c = (pg_atomic_uint64 *) &ef.slot->c;
+	StaticAssertStmt(sizeof(EfCounters) % sizeof(pg_atomic_uint64) == 0,
+					 "EfCounters holds only pg_atomic_uint64 counters");
+	for (i = 0; i < sizeof(EfCounters) / sizeof(pg_atomic_uint64); i++)
+		pg_atomic_write_u64(&c[i], 0);
+}
+
 /* The "efind" object of hybrid_index_inspect */
 void
 ef_append_json(HiIndex *idx, StringInfo buf)

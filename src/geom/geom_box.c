@@ -807,63 +807,6 @@ hi_box_has_nan(const HiBox *a)
 }
 
 /*
- * hi_box_distance
- *		Lower bound of the distance between anything inside a and anything
- *		inside b.
- *
- * The index hands this to the executor as the ORDER BY value of a kNN scan
- * with recheck, and the executor raises "index returned tuples in wrong
- * order" if the rechecked ST_Distance ever comes out smaller.  The float
- * boxes contain the geometries, so the exact box distance is a lower bound
- * of the exact geometry distance; but both are computed in double, so we
- * shave off 2^-40 relative (a few thousand ulps, far above the error of
- * either computation) plus 2^-40 of the largest coordinate magnitude (the
- * absolute error PostGIS's point-segment formulas can make on cancelling
- * coordinates).  Far below float granularity, so it costs no pruning.
- *
- * This cannot cover geometries whose PostGIS box does not enclose them
- * (a NaN vertex is skipped by the min/max) or ST_Distance's own errors on
- * some arcs; the box has to be PostGIS's for the predicates, and PostGIS's
- * GiST kNN has the same exposure.
- */
-double
-hi_box_distance(const HiBox *a, const HiBox *b)
-{
-	const double margin = 1.0 / 1099511627776.0;	/* 2^-40 */
-	double		dx = 0.0;
-	double		dy = 0.0;
-	double		d;
-	double		mag;
-
-	if (a == NULL || b == NULL)
-		return get_float8_infinity();
-	if (hi_box_has_nan(a) || hi_box_has_nan(b))
-		return 0.0;
-
-	if ((double) b->xmin > (double) a->xmax)
-		dx = (double) b->xmin - (double) a->xmax;
-	else if ((double) a->xmin > (double) b->xmax)
-		dx = (double) a->xmin - (double) b->xmax;
-
-	if ((double) b->ymin > (double) a->ymax)
-		dy = (double) b->ymin - (double) a->ymax;
-	else if ((double) a->ymin > (double) b->ymax)
-		dy = (double) a->ymin - (double) b->ymax;
-
-	if (dx == 0.0 && dy == 0.0)
-		return 0.0;
-
-	d = (dy == 0.0) ? dx : (dx == 0.0) ? dy : sqrt(dx * dx + dy * dy);
-
-	mag = Max(Max(fabs(a->xmin), fabs(a->xmax)), Max(fabs(a->ymin), fabs(a->ymax)));
-	mag = Max(mag, Max(Max(fabs(b->xmin), fabs(b->xmax)),
-					   Max(fabs(b->ymin), fabs(b->ymax))));
-
-	d = d - d * margin - mag * margin;
-	return (d > 0.0) ? d : 0.0;
-}
-
-/*
  * Make a box NaN-free and at least as permissive for every predicate:
  * box-empty (NaN xmin) matches "within" any query whatever its other
  * bounds, so it becomes the whole float plane; any other NaN bound becomes

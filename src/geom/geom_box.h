@@ -62,18 +62,27 @@ extern bool hi_box_equals(const HiBox *a, const HiBox *b);	/* a ~= b */
 extern bool hi_box_has_nan(const HiBox *a);
 
 /*
- * Minimum distance between two boxes (0 if they overlap), as double.  It is
- * a strict lower bound of PostGIS's ST_Distance (<->) of the geometries the
- * boxes came from: it is shaved by a tiny relative and magnitude-scaled
- * margin so that rounding in either computation can never make it exceed
- * the rechecked distance.  NULL (EMPTY) gives +Infinity; a box with NaN
- * gives 0.  Caveat, shared with PostGIS's own GiST kNN since the box must
- * be PostGIS's: a geometry whose PostGIS box does not enclose it (NaN
- * vertices, which the box skips) or for which ST_Distance itself errs
- * (it returns 0 for some full-circle and huge-radius arcs) can still see
- * ST_Distance below this bound.
+ * kNN lower bounds (geom_dist.c).  hi_box_distance() is the ORDER BY value
+ * an index hands out for an entry: never above PostGIS's ST_Distance (<->)
+ * of any geometries inside the boxes, as computed by PostGIS in double,
+ * including its underflow to 0 near the axes and its 0 for unbounded
+ * boxes.  NULL (EMPTY) gives +Infinity.  hi_dist_finish() turns the exact
+ * distance d of two boxes (or of regions that contain entry boxes) into
+ * such a bound: margin is the relative shave (HI_DIST_MARGIN for entry
+ * boxes, larger for regions so that a region never comes out after the
+ * entries inside it), mag the largest finite coordinate magnitude, and
+ * near_axis whether either side spans the x = 0 or y = 0 line (or, for a
+ * bound on unseen regions, may).  Caveat, shared with PostGIS's own GiST
+ * kNN: a geometry whose box does not enclose it (NaN vertices, which the
+ * box skips) or for which ST_Distance itself errs (some arcs) can still
+ * see ST_Distance below the bound.
  */
+#define HI_DIST_MARGIN (1.0 / 1099511627776.0)	/* 2^-40 */
 extern double hi_box_distance(const HiBox *a, const HiBox *b);
+extern double hi_dist_finish(double d, double mag, double margin, bool near_axis);
+/* a bound is +-FLT_MAX (where PostGIS clamps huge and infinite ones) or NaN */
+extern bool hi_box_unbounded(const HiBox *a);
+extern bool hi_dist_spans_axis(double xmin, double ymin, double xmax, double ymax);
 
 /*
  * R-tree helpers.  hi_box_union() replaces NaN bounds by the widest float

@@ -142,6 +142,7 @@ extern int	gd_buddies(const GridDir *d, int r, int *out);
 extern GridDir *gd_cut(GridDir *d, int dim, int i);
 extern GridDir *gd_join(const GridDir *a, const GridDir *b, int dim);
 extern void gd_check(const GridDir *d, const char *what, uint32 pageno);
+extern int	grid_subdir_refs(const char *page, uint32 *out);
 
 /* ---- buffers (grid_buffer.c): HLRU + CLRU, Algorithms 4 and 5 ---- */
 
@@ -209,6 +210,8 @@ typedef struct GridShared
 	uint64		applied_lsn;	/* newest log record reflected */
 	GridCounters cnt;
 	dsa_pointer ext;			/* the store's own state (LB-Grid: BTT) */
+	uint32		am_kind;		/* HiAmKind of the index */
+	dsa_pointer am_ext;			/* the AM's own state (H-Grid: weights) */
 } GridShared;
 
 #define GRID_SHARED_MAGIC 0x47524944	/* "GRID" */
@@ -256,7 +259,11 @@ typedef void (*GridSettingsFn) (Relation index, GridSettings *out);
  * written to is the placement policy's business (hi_place_write_tier), not
  * the grid's.
  */
-typedef void (*GridAccessFn) (Grid *g, int which, const uint32 *pagenos, int n);
+typedef void (*GridAccessFn) (Grid *g, int which, const uint32 *pagenos,
+							  const int *frames, int n);
+
+/* Optional: frees GridShared.am_ext (the AM's own shared state) */
+typedef void (*GridAmExtFreeFn) (dsa_pointer am_ext);
 
 typedef bool (*GridVacuumFn) (ItemPointer tid, void *arg);
 
@@ -296,8 +303,10 @@ extern void grid_register_store(int mode, const GridStoreOps *ops);
 
 /* ---- state (grid_state.c) ---- */
 extern void grid_shmem_init(void);
-extern void grid_register_am(HiAmKind kind, GridSettingsFn settings, GridAccessFn access);
-extern void grid_note_access(Grid *g, int which, const uint32 *pagenos, int n);
+extern void grid_register_am(HiAmKind kind, GridSettingsFn settings, GridAccessFn access,
+							 GridAmExtFreeFn free_ext);
+extern void grid_note_access(Grid *g, int which, const uint32 *pagenos,
+							 const int *frames, int n);
 extern Grid *grid_open(HiIndex *idx);
 extern Grid *grid_create(HiIndex *idx);
 extern void grid_discard(int slotno, uint32 generation);

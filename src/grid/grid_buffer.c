@@ -597,7 +597,7 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 			break;
 		wait_a_bit(g, &waits);
 	}
-	grid_note_access(g, which, pagenos, n);
+	grid_note_access(g, which, pagenos, frames, n);
 	pfree(rd);
 	pfree(rdpages);
 	pfree(bufs);

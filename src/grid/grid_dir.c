@@ -25,6 +25,7 @@
 #include <math.h>
 
 #include "grid/grid.h"
+#include "grid/grid_int.h"
 
 Size
 gd_flat_size(int nx, int ny, int nr)
@@ -47,6 +48,22 @@ gdv_init(GridDirView *v, char *flat)
 	v->r = (GridRegion *) p;
 	p += sizeof(GridRegion) * v->h->nr;
 	v->cells = (uint16 *) p;
+}
+
+/*
+ * The ids a sub-directory page points at (bucket ids: GFFM head pages),
+ * one per region, into out (room for GRID_MAX_REGIONS); returns how many.
+ */
+int
+grid_subdir_refs(const char *page, uint32 *out)
+{
+	GridDirView v;
+	int			i;
+
+	gdv_init(&v, GRID_DIR_FLAT((char *) page));
+	for (i = 0; i < v.h->nr; i++)
+		out[i] = v.r[i].ref;
+	return v.h->nr;
 }
 
 /*

@@ -12,6 +12,7 @@
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "miscadmin.h"
@@ -23,8 +24,10 @@
  * Centre and reach of an entry's box.  The reach is rounded up to the next
  * float and one float step beyond, so that the box lies inside the centre's
  * cell grown by the reach despite double rounding.  False when the centre
- * is not finite (NaN or infinite coordinates, or a reversed cached box):
- * such entries live in the odd chain.
+ * is not finite (NaN or infinite coordinates, or a reversed cached box)
+ * or a bound is +-FLT_MAX (PostGIS's clamp of huge ones): such entries
+ * live in the odd chain, so that no region holds an unbounded box (kNN
+ * gives those a distance of 0, see geom_dist.c).
  */
 bool
 grid_center(const HiBox *b, double *c, float4 *reach)
@@ -37,7 +40,7 @@ grid_center(const HiBox *b, double *c, float4 *reach)
 	{
 		double		r;
 
-		if (!isfinite(lo[k]) || !isfinite(hi[k]) || hi[k] < lo[k])
+		if (!(fabs(lo[k]) < FLT_MAX && fabs(hi[k]) < FLT_MAX) || hi[k] < lo[k])
 			return false;
 		c[k] = lo[k] == hi[k] ? lo[k] : (lo[k] + hi[k]) / 2;
 		r = Max(c[k] - lo[k], hi[k] - c[k]);

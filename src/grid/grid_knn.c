@@ -124,22 +124,17 @@ knn_cmp(const pairingheap_node *a, const pairingheap_node *b, void *arg)
 	return 0;
 }
 
-/* A lower bound, shaved below hi_box_distance's own margin */
-static double
-shave(double d, double mag)
-{
-	if (isnan(d) || d <= 0)
-		return 0;
-	d -= (d + mag) * TWO_M30;
-	return d > 0 ? d : 0;
-}
-
 static double
 finite_abs(double v)
 {
 	return isfinite(v) ? fabs(v) : 0;
 }
 
+/*
+ * A lower bound of hi_box_distance() for every entry whose box lies in the
+ * region: the same rules (geom_dist.c) on the region grown by its reach,
+ * shaved by 2^-30 instead of 2^-40 to absorb the rounding of the growth.
+ */
 double
 grid_region_distance(const HiBox *q, const double *lo, const double *hi,
 					 const float4 *reach)
@@ -147,24 +142,27 @@ grid_region_distance(const HiBox *q, const double *lo, const double *hi,
 	double		ql[2] = {q->xmin, q->ymin};
 	double		qh[2] = {q->xmax, q->ymax};
 	double		dd[2] = {0, 0};
+	double		a[2],
+				b[2];
 	double		mag = 0;
 	int			k;
 
-	if (hi_box_has_nan(q))
+	if (hi_box_unbounded(q))
 		return 0;
 	for (k = 0; k < 2; k++)
 	{
-		double		a = lo[k] - reach[k];
-		double		b = hi[k] + reach[k];
-
-		if (qh[k] < a)
-			dd[k] = a - qh[k];
-		else if (ql[k] > b)
-			dd[k] = ql[k] - b;
+		a[k] = lo[k] - reach[k];
+		b[k] = hi[k] + reach[k];
+		if (qh[k] < a[k])
+			dd[k] = a[k] - qh[k];
+		else if (ql[k] > b[k])
+			dd[k] = ql[k] - b[k];
 		mag = Max(mag, Max(finite_abs(ql[k]), finite_abs(qh[k])));
 		mag = Max(mag, Max(finite_abs(lo[k]), finite_abs(hi[k])) + reach[k]);
 	}
-	return shave(sqrt(dd[0] * dd[0] + dd[1] * dd[1]), mag);
+	return hi_dist_finish(sqrt(dd[0] * dd[0] + dd[1] * dd[1]), mag, TWO_M30,
+						  hi_dist_spans_axis(a[0], a[1], b[0], b[1]) ||
+						  hi_dist_spans_axis(ql[0], ql[1], qh[0], qh[1]));
 }
 
 static void
@@ -234,6 +232,7 @@ ring_bound(GridKnn *k, RingView *rv, int r)
 	double		ql[2] = {k->query.xmin, k->query.ymin};
 	double		qh[2] = {k->query.xmax, k->query.ymax};
 	double		mag = 0;
+	bool		near_axis = false;
 	int			d;
 
 	for (d = 0; d < 2; d++)
@@ -262,9 +261,17 @@ ring_bound(GridKnn *k, RingView *rv, int r)
 	}
 	if (best < 0)
 		return -1;
-	if (hi_box_has_nan(&k->query))
+	if (hi_box_unbounded(&k->query))
 		return 0;
-	return shave(best, mag);
+
+	/*
+	 * An entry outside that spans an axis line is at least as far as that
+	 * line: within 2 of one, such entries may have a bound of 0 below 1.
+	 */
+	for (d = 0; d < 2; d++)
+		if (Max(0, Max(ql[d], -qh[d])) <= 2.0)
+			near_axis = true;
+	return hi_dist_finish(best, mag, TWO_M30, near_axis);
 }
 
 /* Queue the regions of ring r of view vi (Algorithm 7, lines 4-13) */

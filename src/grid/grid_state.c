@@ -66,6 +66,7 @@ static shmem_startup_hook_type prev_startup = NULL;
 static const GridStoreOps *stores[GRID_NUM_MODES];
 static GridSettingsFn settings_fns[8];
 static GridAccessFn access_fns[8];
+static GridAmExtFreeFn am_free_fns[8];
 
 static Size
 registry_size(void)
@@ -140,21 +141,23 @@ grid_register_store(int mode, const GridStoreOps *ops)
 }
 
 void
-grid_register_am(HiAmKind kind, GridSettingsFn settings, GridAccessFn access)
+grid_register_am(HiAmKind kind, GridSettingsFn settings, GridAccessFn access,
+				 GridAmExtFreeFn free_ext)
 {
 	Assert(kind < lengthof(settings_fns));
 	settings_fns[kind] = settings;
 	access_fns[kind] = access;
+	am_free_fns[kind] = free_ext;
 }
 
 /* Pages a buffer handed out, for the AM's access statistics (if any) */
 void
-grid_note_access(Grid *g, int which, const uint32 *pagenos, int n)
+grid_note_access(Grid *g, int which, const uint32 *pagenos, const int *frames, int n)
 {
 	uint32		kind = g->sh->meta.am;
 
 	if (kind < lengthof(access_fns) && access_fns[kind] != NULL)
-		access_fns[kind] (g, which, pagenos, n);
+		access_fns[kind] (g, which, pagenos, frames, n);
 }
 
 static GridSettingsFn
@@ -195,6 +198,9 @@ free_state(GridShared *gs, dsa_pointer p)
 
 	if (stores[gs->mode] && stores[gs->mode]->free_ext)
 		stores[gs->mode]->free_ext(gs);
+	if (DsaPointerIsValid(gs->am_ext) && gs->am_kind < lengthof(am_free_fns) &&
+		am_free_fns[gs->am_kind] != NULL)
+		am_free_fns[gs->am_kind] (gs->am_ext);
 	gbuf_free(gs, GRID_BUF_DIR);
 	gbuf_free(gs, GRID_BUF_BUCKET);
 	if (DsaPointerIsValid(gs->root))
@@ -260,6 +266,8 @@ new_state(HiIndex *idx, const GridSettings *set, int mode, int capacity, Grid **
 	gs->root = InvalidDsaPointer;
 	gs->free_pages = InvalidDsaPointer;
 	gs->ext = InvalidDsaPointer;
+	gs->am_kind = idx->sh->meta.am;
+	gs->am_ext = InvalidDsaPointer;
 	gs->nulls = gs->odd = HI_INVALID_PAGE;
 	gs->applied_lsn = idx->sh->meta.ckpt_lsn;
 	LWLockInitialize(&gs->buf_lock, hi_shared->tranche_id);

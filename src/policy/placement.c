@@ -492,6 +492,11 @@ hi_place_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_
 	const HiPageHeader *h = (const HiPageHeader *) page;
 	bool		leaf = h->level == 0;
 	bool		on_fast = HI_PTE_MAPPED(old_pte) && HI_PTE_TIER(old_pte) == HI_TIER_OPTANE;
+	const HiAmOps *ops = hi_am_ops_by_kind((HiAmKind) sh->meta.am);
+
+	/* an access method with a placement policy of its own (hgrid) */
+	if (ops && ops->write_tier)
+		return ops->write_tier(sh, slotno, page, old_pte);
 
 	switch ((HiPlacement) sh->meta.placement)
 	{
@@ -519,6 +524,8 @@ hi_place_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_
 			if (!(h->flags & HI_PAGE_FLAG_NULLS) && HI_PTE_MAPPED(old_pte))
 				count_for_random(sh, slotno, h->pageno);
 			return HI_TIER_FLASH;
+		case HI_PLACEMENT_HOT:
+			break;				/* hgrid's own, above */
 	}
 	return HI_TIER_FLASH;
 }

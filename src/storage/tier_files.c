@@ -26,7 +26,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
 #include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_tablespace_d.h"
 #include "common/file_perm.h"
 #include "commands/tablespace.h"
@@ -35,7 +40,9 @@
 #include "storage/fd.h"
 #include "utils/memutils.h"
 #include "utils/relcache.h"
+#include "utils/fmgroids.h"
 #include "utils/relfilenodemap.h"
+#include "utils/snapmgr.h"
 
 #include "hybrid_index.h"
 #include "storage/map_file.h"
@@ -522,16 +529,61 @@ find_old_sets_in_dir(const char *dir, Oid spcoid, void *arg)
 }
 
 /*
+ * The relfilenodes this transaction replaced for the index: the versions
+ * of its pg_class row that our own transaction updated still hold them
+ * (REINDEX, TRUNCATE and table rewrites update the row in place of the
+ * old storage).  Needs no map file, so it finds old sets whose map is
+ * damaged or missing.
+ */
+static void
+schedule_replaced_sets(Oid indexoid, Oid keep_flashspc, Oid keep_relnumber)
+{
+	Relation	pg_class = table_open(RelationRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	ScanKeyInit(&key, Anum_pg_class_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(indexoid));
+	scan = systable_beginscan(pg_class, ClassOidIndexId, true, SnapshotAny, 1, &key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		HeapTupleHeader th = tup->t_data;
+		Form_pg_class form = (Form_pg_class) GETSTRUCT(tup);
+		Oid			spc;
+
+		if ((th->t_infomask & HEAP_XMAX_INVALID) ||
+			HEAP_XMAX_IS_LOCKED_ONLY(th->t_infomask) ||
+			!TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetUpdateXid(th)))
+			continue;
+		if (form->relkind != RELKIND_INDEX || !OidIsValid(form->relfilenode))
+			continue;
+		spc = OidIsValid(form->reltablespace) ? form->reltablespace : MyDatabaseTableSpace;
+		if (spc == keep_flashspc && form->relfilenode == keep_relnumber)
+			continue;
+		/* still the storage of some relation? */
+		if (OidIsValid(RelidByRelfilenode(form->reltablespace, form->relfilenode)))
+			continue;
+		schedule_removal_at_commit(spc, form->relfilenode);
+	}
+	systable_endscan(scan);
+	table_close(pg_class, AccessShareLock);
+}
+
+/*
  * An index got a new relfilenode (REINDEX, TRUNCATE, VACUUM FULL, CLUSTER):
  * the previous files of the same index go when the transaction commits.
- * Old file sets are recognised by the owner recorded in their map file and
- * by no relation using their relfilenode any more.
+ * Old file sets are recognised by the pg_class row versions this
+ * transaction replaced, and by the owner recorded in their map file (for
+ * sets left by earlier transactions, e.g. before a crash), in both cases
+ * only if no relation uses their relfilenode any more.
  */
 void
 hi_files_schedule_old_removal(Oid indexoid, Oid keep_flashspc, Oid keep_relnumber)
 {
 	OldSetArg	oa;
 
+	schedule_replaced_sets(indexoid, keep_flashspc, keep_relnumber);
 	oa.indexoid = indexoid;
 	oa.keep_flashspc = keep_flashspc;
 	oa.keep_relnumber = keep_relnumber;

@@ -72,6 +72,9 @@ S(q{
 	  ('half_nan', $$ST_MakeLine(ST_MakePoint(0, 0), ST_MakePoint('NaN', 5))$$),
 	  ('infinite', $$ST_MakeEnvelope(0, 0, 'Infinity', 'Infinity')$$),
 	  ('tiny', $$ST_MakeEnvelope(-1e-300, -1e-300, 1e-300, 1e-300)$$),
+	  ('axis_segment', $$'LINESTRING(0 0, 0 5e-324)'::geometry$$),
+	  ('subnormal_box', $$ST_MakeEnvelope(0, 0, 1e-320, 1e-320)$$),
+	  ('huge', $$ST_MakePoint(3.4028234663852886e38, 1)$$),
 	  ('bowtie', $$'POLYGON((0 0, 4 4, 4 0, 0 4, 0 0))'::geometry$$),
 	  ('toasted', $$(SELECT g FROM bigq)$$);
 });
@@ -133,6 +136,14 @@ my @values = (
 		[
 			q{ST_MakePoint(1e-308, -1e-308)}, q{ST_MakePoint(5e-324, 0)},
 			q{ST_MakeEnvelope(-1e-300, -1e-300, 1e-300, 1e-300)}, q{ST_MakePoint(1e-40, 1e-45)},
+		]
+	],
+	[
+		'near_axes', 1,
+		[
+			q{ST_MakePoint(0, 0.3)}, q{ST_MakePoint(0.3, 0.3)}, q{ST_MakePoint(-0.4, 0)},
+			q{'LINESTRING(0.5 0, 0.5 1e-320)'}, q{'LINESTRING(-1e-320 0.2, 0 0.2)'},
+			q{ST_MakeEnvelope(0.2, -1e-310, 0.6, 1e-310)},
 		]
 	],
 	[
@@ -268,19 +279,29 @@ for my $case (map { $_->[0] } grep { $_->[1] } @values)
 		"$case: kNN from point/EMPTY/NaN/bowtie/TOASTed query values equals sorted seq scan");
 }
 is(knn_diff('bad_knn', 'bad_knn_idx'), 'ok', 'kNN over all rows equals sorted seq scan');
+# kNN edge cases on every AM that does kNN (same rows, true distance
+# order as a sorted seq scan).  PostGIS's <-> says 0 below the box
+# distance for tiny distances (its products underflow: POINT(1e-40 1e-45)
+# to a 1e-300 envelope, a point within 0.5 of a 5e-324-long segment) and
+# for unbounded values; the index's order value must not exceed it.
+my $edge_qns = q{'point', 'window', 'plane', 'empty', 'nan', 'half_nan', 'tiny', 'axis_segment', 'subnormal_box', 'huge', 'bowtie', 'toasted'};
+for my $am (qw(hyrtree efind lbgrid))
 {
-	# PostGIS's ST_Distance says 0 between POINT(1e-40 1e-45) and a tiny
-	# envelope (its tolerance), below the box distance the index orders by
-	local $TODO = 'product bug: kNN over subnormal distances fails (see KNOWN_FAILURES.md)';
-	is(knn_diff('bad_knn', 'bad_knn_idx', 'true', q{'tiny'}), 'ok',
-		'kNN from a tiny (1e-300) query envelope equals sorted seq scan');
-}
-{
-	# ST_Distance to a geometry with infinite coordinates is 0 for points
-	# outside it, below the box distance the index orders by
-	local $TODO = 'product bug: kNN by a query value with infinite coordinates fails (see KNOWN_FAILURES.md)';
-	is(knn_diff('bad_knn', 'bad_knn_idx', "tag = 'background'", q{'infinite'}), 'ok',
-		'kNN from a query value with infinite coordinates equals sorted seq scan');
+	my ($tbl, $idx) = ('bad_knn', 'bad_knn_idx');
+	if ($am ne 'hyrtree')
+	{
+		($tbl, $idx) = ("bad_knn_$am", "bad_knn_${am}_idx");
+		S("CREATE TABLE $tbl (LIKE bad_knn INCLUDING DEFAULTS); INSERT INTO $tbl SELECT * FROM bad_knn");
+		S("CREATE INDEX $idx ON $tbl USING $am (geom)");
+	}
+	is(knn_diff($tbl, $idx, 'true', $edge_qns), 'ok',
+		"$am: kNN from tiny, subnormal, axis-hugging, huge and unbounded query values over every row equals sorted seq scan");
+	is(knn_diff($tbl, $idx, "tag IN ('background', 'near_axes', 'tiny_coordinates', 'huge_coordinates')", q{'infinite'}), 'ok',
+		"$am: kNN from a query value with infinite coordinates equals sorted seq scan");
+	# and again after one-by-one inserts of the same rows
+	S("INSERT INTO $tbl (tag, geom) SELECT tag, geom FROM $tbl WHERE tag <> 'background'");
+	is(knn_diff($tbl, $idx, 'true', $edge_qns), 'ok', "$am: the same after inserting every edge row again");
+	is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('$idx')"), 't', "$am: hybrid_index_check passes");
 }
 server_ok('knn');
 
@@ -410,16 +431,52 @@ expect_error('ALTER INDEX SET unknown optane_tablespace', q{ALTER INDEX bad_alte
 expect_error('ALTER INDEX SET wma_threshold out of range', 'ALTER INDEX bad_alter SET (wma_threshold = 200)', '22023', qr/out of bounds/);
 is(S("SELECT hybrid_index_check('bad_alter')"), 't', 'index intact after refused ALTERs');
 
-# moving the fast tier by ALTER INDEX: must be refused, or keep the index usable
+# moving the fast tier by ALTER INDEX SET / RESET (optane_tablespace):
+# the index is rebuilt in the same transaction, its files follow
+sub optane_file_dir
 {
-	my ($ret, $out, $err) = $node->psql('postgres', q{ALTER INDEX bad_alter SET (optane_tablespace = 'hi_ts2')});
-	S("SELECT hybrid_index_checkpoint('bad_alter')") if $ret == 0;
-	$node->restart;
-	$log_offset = -s $node->logfile;
-	local $TODO = 'product bug: ALTER INDEX SET (optane_tablespace) is accepted but the files stay (see KNOWN_FAILURES.md)';
-	is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('bad_alter')"), 't',
-		'ALTER INDEX SET (optane_tablespace = other) is refused or the index still works after a restart');
+	my ($idx) = @_;
+	return S(qq{SELECT coalesce((SELECT spcname FROM pg_tablespace WHERE f.path LIKE '%/pg_tblspc/' || oid || '/%'),
+		  CASE WHEN f.path LIKE '%/base/%' THEN 'default' ELSE f.path END)
+		FROM hybrid_index_files('$idx') f WHERE kind = 'optane'});
 }
+is(optane_file_dir('bad_alter'), 'hi_ts', 'the fast tier starts in hi_ts');
+is(HiTest::try_psql($node, 'postgres',
+	q{BEGIN; ALTER INDEX bad_alter SET (optane_tablespace = 'hi_ts2'); ROLLBACK}), '',
+	'ALTER INDEX SET (optane_tablespace) rolled back');
+is(optane_file_dir('bad_alter'), 'hi_ts', 'a rolled back ALTER keeps the fast tier in hi_ts');
+is(HiTest::try_psql($node, 'postgres', q{ALTER INDEX bad_alter SET (optane_tablespace = 'hi_ts2')}), '',
+	'ALTER INDEX SET (optane_tablespace = other) is accepted');
+is(optane_file_dir('bad_alter'), 'hi_ts2', 'the fast tier moved to hi_ts2');
+is(scalar(grep { /hyb_\d+_\d+\./ } HiTest::hyb_files($ts_dir)), 0, 'no files left behind in hi_ts');
+is(S(q{SELECT sum((l->>'optane')::int) > 0 FROM jsonb_array_elements(hybrid_index_inspect('bad_alter')->'levels') l}),
+	't', 'placement upper still puts inner nodes on the fast tier');
+$node->restart;
+$log_offset = -s $node->logfile;
+is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('bad_alter')"), 't',
+	'ALTER INDEX SET (optane_tablespace): the index works after a restart');
+is(case_diff(undef, 'bad_alter'), 'ok', 'ALTER INDEX SET (optane_tablespace): every filter equals seq scan');
+is(HiTest::try_psql($node, 'postgres', q{ALTER INDEX bad_alter RESET (optane_tablespace)}), '',
+	'ALTER INDEX RESET (optane_tablespace) is accepted');
+is(optane_file_dir('bad_alter'), 'default', 'the fast tier moved back beside the flash tier');
+is(scalar(grep { /hyb_\d+_\d+\./ } HiTest::hyb_files($ts2_dir)), 0, 'no files left behind in hi_ts2');
+is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('bad_alter')"), 't',
+	'ALTER INDEX RESET (optane_tablespace): check passes');
+expect_error('ALTER INDEX SET optane_tablespace to its own tablespace',
+	q{ALTER INDEX bad_alter SET (optane_tablespace = 'pg_default')}, '22023', qr/its own tablespace/);
+
+# ALTER INDEX ALL IN TABLESPACE would move only PostgreSQL's relation file
+S("CREATE ROLE hi_nobody; CREATE INDEX bad_in_ts ON bad USING hyrtree (geom) TABLESPACE hi_ts");
+expect_error('ALTER INDEX ALL IN TABLESPACE over one of our indexes',
+	'ALTER INDEX ALL IN TABLESPACE hi_ts SET TABLESPACE hi_ts2', '0A000', qr/REINDEX \(TABLESPACE hi_ts2\) INDEX public.bad_in_ts/);
+is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('bad_in_ts')"), 't',
+	'the index stays usable after the refused ALTER INDEX ALL IN TABLESPACE');
+is(HiTest::try_psql($node, 'postgres', "ALTER INDEX ALL IN TABLESPACE hi_ts OWNED BY hi_nobody SET TABLESPACE hi_ts2"), '',
+	'ALTER INDEX ALL IN TABLESPACE ... OWNED BY another role leaves our index alone');
+is(HiTest::try_psql($node, 'postgres', "REINDEX (TABLESPACE hi_ts2) INDEX bad_in_ts; SELECT hybrid_index_check('bad_in_ts')"), 't',
+	'REINDEX (TABLESPACE) moves it');
+is(scalar(grep { /hyb_\d+_\d+\./ } HiTest::hyb_files($ts_dir)), 0, 'no files left behind in hi_ts after REINDEX (TABLESPACE)');
+S('DROP INDEX bad_in_ts');
 S('DROP INDEX bad_alter');
 server_ok('ALTER INDEX');
 

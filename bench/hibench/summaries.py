@@ -1,0 +1,258 @@
+"""Presets' own summary tables: the papers' tables and targets, from a
+Report's statistics (medians of the runs).  Each function takes the Report
+and returns markdown lines."""
+from .report import num
+
+THESIS_TARGETS = "Thesis targets (issue 6)"
+
+
+def _med(r, d, w, c, col, mode="warm"):
+    s = r._stat(d, w, c, mode)
+    if not s:
+        return None
+    return s.get(col)
+
+
+def _reads(r, d, w, c):
+    """Index page reads of a configuration: tier reads for ours, PostgreSQL
+    index blocks read (from the OS) for GiST."""
+    s = r._stat(d, w, c, "warm")
+    if not s:
+        return None
+    if c in r.hybrid:
+        return (s["flash_reads"] or 0) + (s["optane_reads"] or 0)
+    return s["idx_blks_read"]
+
+
+def _batches(r, d, w, c):
+    """Read batches (one io_uring submission each) of our access methods."""
+    from .report import median
+    g = r._group(d, w, c, "warm")
+    if not g or c not in r.hybrid:
+        return None
+    return median([(e["flash_read_batches"] or 0) + (e["optane_read_batches"] or 0) for e in g])
+
+
+def _rb(r, d, w, c):
+    """reads, and (batches) for ours"""
+    b = _batches(r, d, w, c)
+    return num(_reads(r, d, w, c), 0) + (" in %s" % num(b, 0) if b is not None else "")
+
+
+def _writes(r, d, w, c):
+    s = r._stat(d, w, c, "warm")
+    if not s or c not in r.hybrid:
+        return None
+    return (s["flash_writes"] or 0) + (s["optane_writes"] or 0)
+
+
+def _ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def _verdict(x, target):
+    if x is None:
+        return "not measured"
+    return "**met**" if x >= target else "**missed**"
+
+
+def _rw(r, d, w, c):
+    wr = _writes(r, d, w, c)
+    return "%s / %s" % (_rb(r, d, w, c), num(wr, 0) if wr is not None else "–")
+
+
+def lbgrid_summary(r):
+    r.hybrid = {c.name for c in r.p.configs if c.hybrid}
+    cfgs = [c for c in r.config_order]
+    L = ["## Thesis tables (section 3.5) and targets", "",
+         "Medians of the warm runs. *reads / writes*: index page reads and writes of the tier files "
+         "(hybrid_index_stats) for LB-Grid, GFFM and hyrtree, with the number of batched read "
+         "submissions (*in N*: the thesis counts a batch as one read operation); for GiST the index blocks PostgreSQL "
+         "read into shared buffers (from the OS page cache or the disk; writes not counted).", ""]
+    targets = []
+    for d in r._datasets():
+        ws = set(r._workloads(d))
+        L += ["### %s" % d, ""]
+        # Table 3.2 / Figure 3.12: insert/search mixes
+        mixes = [w for w in r._workloads(d) if w.startswith("mix")]
+        if mixes:
+            L += ["Insert/search mixes (Fig. 3.12; ms for the whole mix, reads / writes):", "",
+                  "| I/S | " + " | ".join(r.labels[c] for c in cfgs) + " | GFFM ÷ LB-Grid | GiST ÷ LB-Grid |",
+                  "|---|" + "---|" * (len(cfgs) + 2)]
+            for w in mixes:
+                row = []
+                for c in cfgs:
+                    m = _med(r, d, w, c, "median")
+                    row.append("%s (%s)" % (num(m), _rw(r, d, w, c)) if m is not None else "–")
+                lb = _med(r, d, w, "lbgrid", "median")
+                L.append("| %s | %s | %s | %s |" % (
+                    r.wlabels[w].split(" (")[0].replace("I/S ", ""), " | ".join(row),
+                    num(_ratio(_med(r, d, w, "gffm", "median"), lb), 2),
+                    num(_ratio(_med(r, d, w, "gist", "median"), lb), 2)))
+            w100 = "mix100:%s" % d
+            if w100 in ws:
+                lb = _med(r, d, w100, "lbgrid", "median")
+                x = _ratio(_med(r, d, w100, "gffm", "median"), lb)
+                y = _ratio(_med(r, d, w100, "gist", "median"), lb)
+                targets.append((d, "100/0 mix: GFFM time ÷ LB-Grid time", x, 2.0))
+                targets.append((d, "100/0 mix: GiST time ÷ LB-Grid time", y, 2.4))
+            L.append("")
+        # Table 3.4: range queries
+        rq, prq = "range-nobatch:%s" % d, "range:%s" % d
+        if prq in ws:
+            L += ["Range queries (Table 3.4 / Fig. 3.13; ms for the query set, reads / writes):", "",
+                  "| | " + " | ".join(r.labels[c] for c in cfgs) + " |", "|---|" + "---|" * len(cfgs)]
+            for w, name in ((rq, "RQ (no batching)"), (prq, "P-RQ (batched)")):
+                if w in ws:
+                    L.append("| %s | %s |" % (name, " | ".join(
+                        "%s (%s)" % (num(_med(r, d, w, c, "median")), _rw(r, d, w, c))
+                        if _med(r, d, w, c, "median") is not None else "–" for c in cfgs)))
+            for c in ("lbgrid", "gffm"):
+                x = _ratio(_med(r, d, rq, c, "median"), _med(r, d, prq, c, "median"))
+                targets.append((d, "range: unbatched ÷ batched time, %s" % r.labels[c], x,
+                                2.0 if c == "lbgrid" else None))
+            L.append("")
+        # Table 3.5: kNN
+        knn = [k for k in (10, 100, 1000) if "knn%d:%s" % (k, d) in ws]
+        if knn:
+            L += ["kNN queries (Table 3.5 / Fig. 3.14; ms for the query set, reads):", "",
+                  "| | " + " | ".join(r.labels[c] for c in cfgs) + " | no prefetch ÷ prefetch (LB-Grid, GFFM) |",
+                  "|---|" + "---|" * (len(cfgs) + 1)]
+            for k in knn:
+                for w, name, ratio in (("knn%d-nopf:%s" % (k, d), "%dNN" % k, False),
+                                       ("knn%d:%s" % (k, d), "PR %dNN" % k, True)):
+                    if w not in ws:
+                        continue
+                    cells = []
+                    for c in cfgs:
+                        m = _med(r, d, w, c, "median")
+                        cells.append("%s (%s)" % (num(m), _rb(r, d, w, c)) if m is not None else "–")
+                    rat = ""
+                    if ratio:
+                        rat = ", ".join(num(_ratio(_med(r, d, "knn%d-nopf:%s" % (k, d), c, "median"),
+                                                   _med(r, d, w, c, "median")), 2) for c in ("lbgrid", "gffm"))
+                    L.append("| %s | %s | %s |" % (name, " | ".join(cells), rat))
+            L.append("")
+        # Table 3.6: group point queries
+        gs = [g for g in (1, 10, 100) if "group%d:%s" % (g, d) in ws]
+        if gs:
+            L += ["Group point queries (Table 3.6 / Fig. 3.15; every set holds the same number of points; "
+                  "ms for the set, reads):", "",
+                  "| points per query | " + " | ".join(r.labels[c] for c in cfgs) + " |",
+                  "|---|" + "---|" * len(cfgs)]
+            for g in gs:
+                w = "group%d:%s" % (g, d)
+                L.append("| %d | %s |" % (g, " | ".join(
+                    "%s (%s)" % (num(_med(r, d, w, c, "median")), _rb(r, d, w, c))
+                    if _med(r, d, w, c, "median") is not None else "–" for c in cfgs)))
+            for c in ("lbgrid", "gffm"):
+                x = _ratio(_med(r, d, "group1:%s" % d, c, "median"), _med(r, d, "group100:%s" % d, c, "median"))
+                targets.append((d, "100 single-point queries ÷ 1 group of 100, %s" % r.labels[c], x,
+                                2.5 if c == "lbgrid" else None))
+            L.append("")
+    if targets:
+        L += ["### %s" % THESIS_TARGETS, "",
+              "| dataset | ratio | measured | target | |", "|---|---|---|---|---|"]
+        for d, what, x, t in targets:
+            L.append("| %s | %s | %s | %s | %s |" % (d, what, num(x, 2), ("≥ %.1f" % t) if t else "(info)",
+                                                     _verdict(x, t) if t else ""))
+        L.append("")
+    return L
+
+
+def efind_summary(r):
+    r.hybrid = {c.name for c in r.p.configs if c.hybrid}
+    land, pts, page_sizes = r.p.efind_main
+    L = ["## eFIND paper: figures 6-12 as tables, and the targets", "",
+         "Medians of the runs. *R/W*: page reads / writes of the index files (hybrid_index_stats; for eFIND "
+         "the writes are its flushes' and checkpoints' batched page writes). Gain = 1 − eFIND ÷ R-tree.", ""]
+    targets = []
+    for d in (land, pts):
+        if d not in r._datasets():
+            continue
+        bw = "build-insert"
+        L += ["### %s: construction (Fig. 6)" % d, "",
+              "| page | eFIND ms (R/W) | R-tree ms (R/W) | gain | eFIND writes ÷ R-tree writes |", "|---|---|---|---|---|"]
+        for ps in page_sizes:
+            k = ps // 1024
+            e, t = "efind-%dk" % k, "rtree-%dk" % k
+            me, mt = _med(r, d, bw, e, "median"), _med(r, d, bw, t, "median")
+            if me is None or mt is None:
+                continue
+            gain = 1 - me / mt
+            wr = _ratio(_writes(r, d, bw, e), _writes(r, d, bw, t))
+            L.append("| %dK | %s (%s) | %s (%s) | %s | %s |" % (
+                k, num(me), _rw(r, d, bw, e), num(mt), _rw(r, d, bw, t), "%.0f %%" % (100 * gain), num(wr, 2)))
+            targets.append((d, "construction %dK: eFIND gain over the R-tree" % k, gain, 0.43, True))
+            targets.append((d, "construction %dK: eFIND writes ÷ R-tree writes" % k, wr, 1.0, False))
+        g = _med(r, d, bw, "gist", "median")
+        if g is not None:
+            L.append("| GiST 8K | – | %s | | |" % num(g))
+        L.append("")
+        qs = [w for w in r._workloads(d) if w.startswith("irq")]
+        if qs:
+            L += ["### %s: intersection range queries (Fig. 7; ms for the set)" % d, "",
+                  "| page | " + " | ".join("%s eFIND | R-tree | ÷" % r.wlabels[w].split(" at ")[1] for w in qs) + " |",
+                  "|---|" + "---|---|---|" * len(qs)]
+            for ps in page_sizes:
+                k = ps // 1024
+                e, t = "efind-%dk" % k, "rtree-%dk" % k
+                cells = []
+                for w in qs:
+                    me, mt = _med(r, d, w, e, "median"), _med(r, d, w, t, "median")
+                    x = _ratio(me, mt)
+                    cells.append("%s | %s | %s" % (num(me), num(mt), num(x, 2)))
+                    if x is not None:
+                        targets.append((d, "%s %dK: eFIND time ÷ R-tree time" % (r.wlabels[w].split(" at ")[1], k),
+                                        x, 1.0, False))
+                L.append("| %dK | %s |" % (k, " | ".join(cells)))
+            g = [_med(r, d, w, "gist", "median") for w in qs]
+            if any(x is not None for x in g):
+                L.append("| GiST 8K | %s |" % " | ".join("%s | | " % num(x) for x in g))
+            L.append("")
+    sweeps = getattr(r.p, "efind_sweeps", [])
+    if sweeps and land in r._datasets():
+        L += ["### Section 6 sweeps (%s)" % land, "",
+              "★ = the paper's best value; ◆ = the fastest construction measured here.", ""]
+        q0 = next((w for w in r._workloads(land) if w.startswith("irq0.001")), None)
+        for title, param, rows, best in sweeps:
+            vals = [(v, c, _med(r, land, "build-insert", c, "median")) for v, c in rows]
+            have = [x for x in vals if x[2] is not None]
+            if not have:
+                continue
+            fastest = min(have, key=lambda x: x[2])[0]
+            L += ["#### %s" % title, "",
+                  "| %s | construction ms | R/W | flushes | IRQ 0.001 %% ms |" % param, "|---|---|---|---|---|"]
+            for v, c, m in vals:
+                if m is None:
+                    continue
+                fl = _inspect_path(r, land, "build-insert", c, ("efind", "flushes", "count"))
+                L.append("| %s%s%s | %s | %s | %s | %s |" % (
+                    v, " ★" if v == best else "", " ◆" if v == fastest else "", num(m),
+                    _rw(r, land, "build-insert", c), num(fl, 0),
+                    num(_med(r, land, q0, c, "median")) if q0 else "–"))
+            L.append("")
+    if targets:
+        L += ["### Targets (issue 5)", "",
+              "| dataset | what | measured | target | |", "|---|---|---|---|---|"]
+        for d, what, x, t, at_least in targets:
+            ok = None if x is None else (x >= t if at_least else x <= t)
+            L.append("| %s | %s | %s | %s %s | %s |" % (
+                d, what, ("%.0f %%" % (100 * x)) if (x is not None and at_least) else num(x, 2),
+                "≥" if at_least else "≤", ("%.0f %%" % (100 * t)) if at_least else num(t, 2),
+                "not measured" if ok is None else ("**met**" if ok else "**missed**")))
+        L.append("")
+    return L
+
+
+def _inspect_path(r, d, w, c, path):
+    """Median of a number in the inspect snapshot after the runs."""
+    from .report import median
+    vals = []
+    for e in r._group(d, w, c, "warm"):
+        x = e.get("inspect")
+        for p in path:
+            x = x.get(p) if isinstance(x, dict) else None
+        if isinstance(x, (int, float)):
+            vals.append(x)
+    return median(vals)

@@ -1,0 +1,217 @@
+/*
+ * hgrid_place.c
+ *	  Glue between the Grid File core and H-Grid's placement policy
+ *	  (policy/hot_region.c): the access hook the grid's buffers call for
+ *	  every page they hand out (Algorithms 10-12: fetch, then weigh), the
+ *	  tier of each page write, and the maintenance operations that must not
+ *	  count as workload (build, VACUUM, checks).
+ *
+ * The policy state hangs off the index's GridShared (am_ext) and lives as
+ * long as it; it is created at the first access after the index is built
+ * or loaded.
+ */
+#include "postgres.h"
+
+#include "am/hgrid.h"
+
+/* The policy state of an index, created on first use */
+static dsa_pointer
+state_of(Grid *g)
+{
+	GridShared *gs = g->gs;
+
+	if (!DsaPointerIsValid(gs->am_ext))
+	{
+		LWLockAcquire(&gs->buf_lock, LW_EXCLUSIVE);
+		if (!DsaPointerIsValid(gs->am_ext))
+		{
+			PG_TRY();
+			{
+				gs->am_ext = hr_create();
+			}
+			PG_FINALLY();
+			{
+				LWLockRelease(&gs->buf_lock);
+			}
+			PG_END_TRY();
+		}
+		else
+			LWLockRelease(&gs->buf_lock);
+	}
+	return gs->am_ext;
+}
+
+void
+hgrid_free_ext(dsa_pointer am_ext)
+{
+	hr_free(am_ext);
+}
+
+/*
+ * GridAccessFn: weigh every page handed out (Eq. 4.1-4.2, Algorithm 9).
+ * A sub-directory tells the policy which buckets are its children.  A
+ * page found hot is marked dirty so the next write-buffer flush writes it
+ * to the fast tier.
+ */
+void
+hgrid_access(Grid *g, int which, const uint32 *pagenos, const int *frames, int n)
+{
+	HrParams	prm;
+	dsa_pointer st;
+	uint32	   *refs = NULL;
+	bool		due = false;
+	int			i;
+
+	if (hi_place_suspended || g->sh->building)
+		return;
+	hgrid_params(g->idx->rel, g->gs->page_size, &prm);
+	st = state_of(g);
+	if (which == GRID_BUF_DIR)
+		refs = palloc(sizeof(uint32) * GRID_MAX_REGIONS);
+	for (i = 0; i < n; i++)
+	{
+		bool		mark;
+		int			nrefs = 0;
+
+		if (which == GRID_BUF_DIR)
+			nrefs = grid_subdir_refs(gbuf_page(g, which, frames[i]), refs);
+		due |= hr_access(g->sh, st, &prm, which == GRID_BUF_DIR ? HR_DIR : HR_BUCKET,
+						 pagenos[i], refs, nrefs, &mark);
+		if (mark)
+			gbuf_dirty(g, which, frames[i]);
+	}
+	if (refs)
+		pfree(refs);
+	if (due)
+		hr_maintain(g->sh, st);
+}
+
+/* HiAmOps.write_tier: where the policy wants a page written */
+int
+hgrid_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_pte)
+{
+	GridShared *gs = grid_lookup_shared(slotno, sh->generation);
+
+	if (gs != NULL && DsaPointerIsValid(gs->am_ext))
+		return hr_write_tier(sh, gs->am_ext, page, old_pte);
+	/* no access yet since the index was loaded: pages stay where they are */
+	return HI_PTE_MAPPED(old_pte) ? HI_PTE_TIER(old_pte) : HI_TIER_FLASH;
+}
+
+/*
+ * CREATE INDEX: the pages of the new grid are written at its first
+ * checkpoint, so the state (parameters: the special case puts every
+ * sub-directory on the fast tier) must exist before.
+ */
+static void
+prepare_build(Grid *g)
+{
+	HrParams	prm;
+
+	hgrid_params(g->idx->rel, g->gs->page_size, &prm);
+	hr_configure(state_of(g), &prm);
+}
+
+IndexBuildResult *
+hgrid_build(Relation heap, Relation index, IndexInfo *info)
+{
+	IndexBuildResult *res;
+
+	hi_place_suspended = true;
+	PG_TRY();
+	{
+		res = grid_am_build(heap, index, info, prepare_build);
+	}
+	PG_FINALLY();
+	{
+		hi_place_suspended = false;
+	}
+	PG_END_TRY();
+	return res;
+}
+
+IndexBulkDeleteResult *
+hgrid_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+				 IndexBulkDeleteCallback callback, void *callback_state)
+{
+	IndexBulkDeleteResult *res;
+
+	hi_place_suspended = true;
+	PG_TRY();
+	{
+		res = lbgrid_bulkdelete(info, stats, callback, callback_state);
+	}
+	PG_FINALLY();
+	{
+		hi_place_suspended = false;
+	}
+	PG_END_TRY();
+	return res;
+}
+
+void
+hgrid_check(HiIndex *idx)
+{
+	hi_place_suspended = true;
+	PG_TRY();
+	{
+		lbgrid_check(idx);
+	}
+	PG_FINALLY();
+	{
+		hi_place_suspended = false;
+	}
+	PG_END_TRY();
+}
+
+HiPageInfo *
+hgrid_pages(HiIndex *idx, Size *n)
+{
+	HiPageInfo *res;
+
+	hi_place_suspended = true;
+	PG_TRY();
+	{
+		res = lbgrid_pages(idx, n);
+	}
+	PG_FINALLY();
+	{
+		hi_place_suspended = false;
+	}
+	PG_END_TRY();
+	return res;
+}
+
+char *
+hgrid_inspect_json(HiIndex *idx)
+{
+	StringInfoData s;
+	char	   *grid;
+	Grid	   *g;
+	HrParams	prm;
+	dsa_pointer st;
+
+	hi_place_suspended = true;
+	PG_TRY();
+	{
+		LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+		g = grid_open(idx);
+		grid = grid_inspect_json(g, "hgrid");
+		st = state_of(g);
+		hgrid_params(idx->rel, g->gs->page_size, &prm);
+		hr_configure(st, &prm);
+		initStringInfo(&s);
+		/* the grid's object, with the policy's state as one more member */
+		appendBinaryStringInfo(&s, grid, strlen(grid) - 1);
+		appendStringInfoString(&s, ", \"hot_region\": {");
+		hr_json(idx->sh, st, &s);
+		appendStringInfoString(&s, "}}");
+		LWLockRelease(&idx->sh->tree_lock);
+	}
+	PG_FINALLY();
+	{
+		hi_place_suspended = false;
+	}
+	PG_END_TRY();
+	return s.data;
+}

@@ -1,0 +1,62 @@
+/*
+ * hot_region.h
+ *	  H-Grid's hot-region detection (thesis section 4.3.2, Eq. 4.1-4.2,
+ *	  Algorithm 9): which sub-directories and buckets of a grid index belong
+ *	  on the fast tier, plus the cooling and capacity the thesis leaves as
+ *	  future work.  The policy knows pages, their kinds and their parents;
+ *	  it knows nothing of the Grid File (am/hgrid.c feeds it).
+ */
+#ifndef HOT_REGION_H
+#define HOT_REGION_H
+
+#include "lib/stringinfo.h"
+
+#include "hybrid_index.h"
+
+#define HR_DIR		0			/* a sub-directory page */
+#define HR_BUCKET	1			/* a bucket page */
+#define HR_NKINDS	2
+
+/* Parameters: reloptions over GUCs, refreshed by every operation */
+typedef struct HrParams
+{
+	int			mode;			/* HI_PLACEMENT_NONE, _HOT or _RANDOM */
+	bool		dirs_on_fast;	/* the thesis' "H-Grid special case" */
+	double		selectivity;	/* s of Algorithm 9 */
+	bool		sma;			/* simple moving average instead of CMA */
+	int			window;			/* SMA window (weights) */
+	int64		cooling;		/* accesses between cooling rounds, 0: off */
+	uint32		capacity;		/* fast-tier pages, 0: unlimited */
+} HrParams;
+
+#define HR_SMA_MAX_WINDOW	1000000
+
+extern dsa_pointer hr_create(void);
+extern void hr_free(dsa_pointer p);
+extern void hr_configure(dsa_pointer p, const HrParams *prm);
+
+/*
+ * One access of a page.  A sub-directory passes the buckets it points at
+ * (their parent); a bucket its page id only.  *mark is set when the page
+ * was found hot: the caller marks its buffered copy dirty so that the next
+ * write-buffer flush writes it to the fast tier (Algorithm 9, line 13).
+ * Returns true when maintenance (hr_maintain) is due.
+ */
+extern bool hr_access(HiIndexShared *sh, dsa_pointer p, const HrParams *prm,
+					  int kind, uint32 pageno, const uint32 *children,
+					  int nchildren, bool *mark);
+
+/* Cooling, capacity and random-mode moves; call without grid locks */
+extern void hr_maintain(HiIndexShared *sh, dsa_pointer p);
+
+/* The tier a page is written to (HiAmOps.write_tier of hgrid) */
+extern int	hr_write_tier(HiIndexShared *sh, dsa_pointer p, const char *page,
+						  uint32 old_pte);
+
+/* State as JSON members (no braces), for hybrid_index_inspect */
+extern void hr_json(HiIndexShared *sh, dsa_pointer p, StringInfo out);
+
+/* Forget counters (hybrid_index_reset_stats) */
+extern void hr_reset_stats(dsa_pointer p);
+
+#endif							/* HOT_REGION_H */
