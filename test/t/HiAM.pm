@@ -62,7 +62,12 @@ our @AMS = (
 	{
 		am          => 'hgrid',
 		opclass     => 'hgrid_geometry_ops',
-		indexes     => [ "page_size = 2048", "page_size = 4096" ],
+		indexes     => [
+			"page_size = 2048, bucket_capacity = 24, buffer_size = 128, cold_size = 8, "
+			  . "selectivity = 1.1, cooling_period = 4000",
+			"page_size = 4096, bucket_capacity = 40, buffer_size = 128, cold_size = 8, "
+			  . "selectivity = 1.2, directories_on_optane = on, placement = random"
+		],
 		conf        => "hybrid_index.checkpoint_log_size = 256\n",
 		group_query => 1,
 	},
