@@ -226,6 +226,42 @@ SKIP:
 
 	S('DROP TABLE f; DROP TABLESPACE tiny');
 	rmtree($loc);
+
+	# the same disk-full cycle for the other access methods (their own
+	# buffers, log-buckets, hot regions on the fast tier's file)
+	for my $am (qw(efind lbgrid hgrid))
+	{
+		my $aloc = "$tiny/ts_${am}_$$";
+		rmtree($aloc);
+		mkdir $aloc or die "mkdir $aloc: $!";
+		S("CREATE TABLESPACE tiny_$am LOCATION '$aloc'");
+		S(qq{CREATE TABLE filler_$am (pad text) TABLESPACE tiny_$am;
+			ALTER TABLE filler_$am ALTER pad SET STORAGE PLAIN;
+			INSERT INTO filler_$am SELECT repeat('x', 1500) FROM generate_series(1, 2000);
+			SELECT setseed(0.3);
+			CREATE TABLE f_$am (id bigint, geom geometry);
+			INSERT INTO f_$am SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 5000) i;
+			CREATE INDEX f_${am}_idx ON f_$am USING $am (geom) TABLESPACE tiny_$am;});
+		my $n = 100000;
+		for my $b (1 .. 60)
+		{
+			($ok, $out, $err) = run("INSERT INTO f_$am SELECT $n + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 10000) i");
+			last unless $ok;
+			$n += 10000;
+		}
+		ok(!$ok, "(a) $am: inserts fill the filesystem");
+		like($err, qr/ERROR:\s+53100:.*No space left on device/, "(a) $am: disk full, 53100") or diag($err);
+		no_crash("(a) $am disk full");
+		healthy("(a) $am after disk full", "f_$am", "f_${am}_idx", 1000);
+		S("DROP TABLE filler_$am");
+		S('CHECKPOINT');
+		($ok, $out, $err) = run("INSERT INTO f_$am SELECT 900000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 5000) i;
+			SELECT hybrid_index_checkpoint('f_${am}_idx');");
+		ok($ok, "(a) $am: after freeing space inserts and a checkpoint work again") or diag($err);
+		healthy("(a) $am after freeing space", "f_$am", "f_${am}_idx", 1000);
+		S("DROP TABLE f_$am; DROP TABLESPACE tiny_$am");
+		rmtree($aloc);
+	}
 }
 
 no_crash('end');
