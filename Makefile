@@ -16,11 +16,18 @@ REGRESS_OPTS = --inputdir=. --load-extension=postgis --load-extension=$(EXTENSIO
 TAP_TESTS = 1
 PROVE_TESTS = $(wildcard test/t/*.pl)
 
+# pg_isolation_regress: every test/isolation/NAME.spec is a template made
+# into NAME_<am> for each access method the extension creates (by
+# test/isolation/generate.pl, into isolation/, before installcheck)
+ISOLATION = $(shell perl $(srcdir)/test/isolation/generate.pl --list)
+ISOLATION_OPTS = --inputdir=isolation --load-extension=postgis --load-extension=$(EXTENSION)
+REGRESS_PREP = isolation-specs
+
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(srcdir)/src -std=gnu99 -Wall -Wmissing-prototypes
 SHLIB_LINK = -luring
 
-EXTRA_CLEAN = results regression.diffs regression.out tmp_check log
+EXTRA_CLEAN = results regression.diffs regression.out tmp_check log isolation output_iso
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -30,3 +37,7 @@ $(EXT_SCRIPT): $(EXT_PARTS)
 
 # every object depends on every header: the tree is small, rebuilds are cheap
 $(OBJS): $(wildcard src/*.h src/*/*.h)
+
+.PHONY: isolation-specs
+isolation-specs:
+	perl $(srcdir)/test/isolation/generate.pl isolation

@@ -149,8 +149,12 @@ typedef struct HiTierCounters
 
 /* slot states in a tier's slot map */
 #define HI_SLOT_FREE		0
-#define HI_SLOT_USED		1
-#define HI_SLOT_PENDING		2	/* freed since the last checkpoint */
+#define HI_SLOT_USED		1	/* current, and in the last map file */
+#define HI_SLOT_PENDING		2	/* superseded; the last map file may use it */
+#define HI_SLOT_FRESH		3	/* current, written since the last checkpoint */
+#define HI_SLOT_LIMBO		4	/* FRESH, then superseded: in no map file,
+								 * free once no read of it can be in flight */
+#define HI_SLOT_IN_USE(s)	((s) == HI_SLOT_USED || (s) == HI_SLOT_FRESH)
 
 /*
  * Shared state of one index (one relfilenode), in the registry.
@@ -195,6 +199,9 @@ typedef struct HiIndexShared
 	uint32		nslots[HI_NUM_TIERS];	/* file length in slots */
 	uint32		free_hint[HI_NUM_TIERS];
 	uint32		used_slots[HI_NUM_TIERS];
+	uint32		limbo_slots[HI_NUM_TIERS];
+	pg_atomic_uint32 slot_reads;	/* reads from slots in flight (a LIMBO slot
+									 * is reused only when there are none) */
 
 	/* redo log positions (LSN = byte offset in the endless log) */
 	uint64		log_insert;		/* protected by log_lock */
@@ -359,6 +366,7 @@ extern const char *hi_tier_suffix(int tier);
 extern int	hi_file_open(HiIndexShared *sh, int tier, bool create);
 extern int	hi_log_fd(HiIndexShared *sh);
 extern char *hi_slot_path(HiIndexShared *sh, int tier);
+extern void hi_file_truncate(HiIndexShared *sh, int tier, uint32 nslots);
 extern bool hi_slot_files_exist(HiIndexShared *sh);
 extern void hi_files_create(HiIndexShared *sh);
 extern void hi_files_forget(HiIndexShared *sh);
@@ -397,7 +405,11 @@ extern bool hi_pt_remap_if(HiIndexShared *sh, uint32 pageno, uint32 expect,
 						   uint32 new_pte);
 extern uint32 *hi_pt_collect(HiIndexShared *sh, int tier, bool leaves, Size *n);
 extern void hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte);
+extern void hi_pt_settle(HiIndexShared *sh);
 extern void hi_pt_release_pending(HiIndexShared *sh);
+extern uint32 hi_pt_trim(HiIndexShared *sh, int tier);
+extern void hi_pt_reads_begin(HiIndexShared *sh);
+extern void hi_pt_reads_end(HiIndexShared *sh);
 extern void hi_pt_count(HiIndexShared *sh, uint64 *pages_per_tier);
 extern void hi_pt_check(HiIndexShared *sh);
 
@@ -414,6 +426,16 @@ extern void hi_frame_begin_write(HiFrame f);
 extern void hi_frame_mark_dirty(HiFrame f);
 extern void hi_frame_release(HiFrame f);
 extern void hi_cache_flush_index(HiIndexShared *sh, int slotno);
+
+/* dirty pages parked while the disk is full (cache/page_spill.c) */
+extern Size hi_spill_shmem_size(int nentries);
+extern void hi_spill_shmem_init(int nentries);
+extern bool hi_spill_any(void);
+extern bool hi_spill_put(uint32 slotno, uint32 generation, uint32 pageno,
+						 const char *page, uint32 len);
+extern bool hi_spill_take(uint32 slotno, uint32 generation, uint32 pageno, char *dst);
+extern void hi_spill_flush(HiIndexShared *sh, int slotno);
+extern void hi_spill_discard(int slotno, uint32 generation);
 extern void hi_cache_discard_index(int slotno, uint32 generation);
 extern void hi_cache_release_all(void);
 extern void hi_page_write_direct(HiIndexShared *sh, char **pages, int n);

@@ -8,7 +8,9 @@
 # 2. fetches the real datasets (tools/fetch-data.sh; cached in data/);
 # 3. copies the tree to a fresh temp dir owned by `postgres` and, as postgres:
 #    a. starts a throw-away cluster (tools/pgcluster.sh),
-#    b. runs pg_regress (make installcheck, tests sql/hyrtree_*.sql),
+#    b. runs pg_regress (make installcheck, tests sql/*.sql), then the
+#       isolation specs (pg_isolation_regress; test/isolation/*.spec made
+#       into one test per access method),
 #    c. runs pg_prove over test/pgtap/*.sql in a database with pgtap,
 #       postgis and hybrid_index (real data preloaded when available),
 #    d. runs the TAP tests test/t/*.pl (make installcheck with REGRESS
@@ -19,7 +21,7 @@
 # Environment knobs:
 #   HI_SKIP_DEPS=1      don't run install-deps.sh
 #   HI_SKIP_DATA=1      don't fetch the real datasets (real-data tests skip)
-#   HI_SUITES="regress pgtap tap"   which suites to run (default: all three)
+#   HI_SUITES="regress isolation pgtap tap"   which suites to run (default: all four)
 #   HI_KEEP=1           keep the temp dir even when everything passed
 #   PROVE_TESTS="test/t/002_crash.pl"  run only some TAP tests
 #   HI_PGTAP="test/pgtap/010_points.sql"  run only some pgTAP files
@@ -27,7 +29,7 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SUITES=${HI_SUITES:-regress pgtap tap}
+SUITES=${HI_SUITES:-regress isolation pgtap tap}
 START=$(date +%s)
 
 if [ "$(id -u)" != 0 ]; then
@@ -73,7 +75,8 @@ chmod 755 "$WORK"
 mkdir "$WORK/src"
 tar -C "$ROOT" --exclude=./.git --exclude=./data --exclude=./results \
 	--exclude=./tmp_check --exclude=./log --exclude=./bench/results \
-	--exclude=./regression.diffs --exclude=./regression.out -cf - . |
+	--exclude=./regression.diffs --exclude=./regression.out --exclude=./isolation \
+	--exclude=./output_iso -cf - . |
 	tar -C "$WORK/src" -xf -
 chown -R postgres: "$WORK"
 
@@ -123,21 +126,21 @@ count_fail() {
 }
 
 need_cluster=0
-case " $SUITES " in *" regress "* | *" pgtap "*) need_cluster=1 ;; esac
+case " $SUITES " in *" regress "* | *" isolation "* | *" pgtap "*) need_cluster=1 ;; esac
 if [ $need_cluster = 1 ]; then
 	log "starting cluster (port $PORT, data $PGDATA_DIR)"
 	CLUSTER_STARTED=1
 	if ! bash "$ROOT/tools/pgcluster.sh" start "$PGDATA_DIR" "$PORT"; then
 		echo "test-all: could not start the test cluster"
 		count_fail 1 "cluster start"
-		SUITES=$(echo " $SUITES " | sed 's/ regress / /; s/ pgtap / /')
+		SUITES=$(echo " $SUITES " | sed 's/ regress / /; s/ isolation / /; s/ pgtap / /')
 	fi
 fi
 
 # --- 3b. pg_regress ----------------------------------------------------------------
 if [[ " $SUITES " == *" regress "* ]]; then
 	log "pg_regress (make installcheck)"
-	as_pg make installcheck TAP_TESTS= >"$WORK/regress.log" 2>&1
+	as_pg make installcheck TAP_TESTS= ISOLATION= >"$WORK/regress.log" 2>&1
 	rc=$?
 	grep -E "^(test |ok |not ok |     |\+\+\+)|tests? (passed|failed)|^=+$|^ *[0-9]+ of [0-9]+|All [0-9]+ tests" "$WORK/regress.log" |
 		grep -v "^=*$" || true
@@ -153,6 +156,28 @@ if [[ " $SUITES " == *" regress "* ]]; then
 			tail -n 40 "$WORK/regress.log"
 		fi
 		count_fail "$n_bad" "pg_regress"
+	fi
+	count_pass "$n_ok"
+fi
+
+# --- 3b'. isolation specs ------------------------------------------------------
+if [[ " $SUITES " == *" isolation "* ]]; then
+	log "isolation specs (pg_isolation_regress)"
+	as_pg make installcheck REGRESS= TAP_TESTS= >"$WORK/isolation.log" 2>&1
+	rc=$?
+	grep -E "^test |tests? (passed|failed)|^ *[0-9]+ of [0-9]+|All [0-9]+ tests" "$WORK/isolation.log" || true
+	n_ok=$(grep -cE "^test +[A-Za-z0-9_]+ +\.\.\. ok" "$WORK/isolation.log" || true)
+	n_bad=$(grep -cE "\.\.\. FAILED|\.\.\. failed" "$WORK/isolation.log" || true)
+	if [ $rc != 0 ]; then
+		[ "$n_bad" -gt 0 ] || n_bad=1
+		if [ -s "$WORK/src/output_iso/regression.diffs" ]; then
+			echo "---------------- output_iso/regression.diffs ----------------"
+			head -c 60000 "$WORK/src/output_iso/regression.diffs"
+			echo "---------------- end of output_iso/regression.diffs ----------------"
+		else
+			tail -n 40 "$WORK/isolation.log"
+		fi
+		count_fail "$n_bad" "isolation"
 	fi
 	count_pass "$n_ok"
 fi
@@ -223,7 +248,7 @@ if [[ " $SUITES " == *" tap "* ]]; then
 	log "TAP tests (prove_installcheck)"
 	extra=()
 	[ -n "${PROVE_TESTS:-}" ] && extra+=("PROVE_TESTS=$PROVE_TESTS")
-	as_pg make installcheck REGRESS= PROVE_FLAGS="--timer" "${extra[@]}" 2>&1 | tee "$WORK/tap.log"
+	as_pg make installcheck REGRESS= ISOLATION= PROVE_FLAGS="--timer" "${extra[@]}" 2>&1 | tee "$WORK/tap.log"
 	rc=${PIPESTATUS[0]}
 	n_files=$(grep -cE "test/t/[^ ]+\.pl \.\.+" "$WORK/tap.log" || true)
 	n_bad=$(grep -cE "test/t/[^ ]+\.pl +\(Wstat:" "$WORK/tap.log" || true)

@@ -354,3 +354,97 @@ def efind_paper(scale=1.0, page_sizes=EFIND_PAGE_SIZES, sweep_page_size=4096):
 
 
 PRESETS["efind-paper"] = efind_paper
+
+
+HGRID_KNN_KS = (10, 50, 100, 1000)
+HGRID_SELECTIVITIES = (1.0, 1.5, 2.5)
+# the thesis' Table 4.1 latencies are the HyR-tree paper's ("paper" profile);
+# an index wholly on the fast device has its pages in its flash-tier file,
+# so that file gets the fast device's latencies
+FAST_AS_FLASH = {"hybrid_index.flash_read_latency": "7", "hybrid_index.flash_write_latency": "18",
+                 "hybrid_index.flash_parallelism": "4"}
+
+
+def hgrid_thesis(scale=1.0):
+    """Issue 7: the thesis' section 4.3.4 (H-Grid) at this machine's scale."""
+    from .summaries import hgrid_summary
+    n = _n(5000000, scale)
+    f = min(scale, 1)
+    tag = "%dm" % (n // 1000000) if n % 1000000 == 0 else "%dk" % (n // 1000)
+    ops = _n(20000, scale, 1000)
+    nsrc = 9 * ops
+    # the thesis: 8 MB of buffers for 50M-500M points; keep the buffer a
+    # small share of the index at every scale
+    buf_kb = max(1024, int(8192 * min(1.0, scale)))
+    kinds = [("real", "jittered", dict(source="cities", radius=0.05)),
+             ("uniform", "uniform", {}), ("gaussian", "gaussian", {})]
+    datasets = [Dataset("cities", "cities")]
+    sets, wls, phases = [], [Workload("build", "build", label="CREATE INDEX (initial load)")], []
+    nq = _n(1000, f, 100)
+    nk = {10: _n(1000, f, 100), 50: _n(500, f, 50), 100: _n(300, f, 30), 1000: _n(50, f, 10)}
+    for i, (kname, kind, extra) in enumerate(kinds):
+        ds = "%s%s" % (kname, tag)
+        src = "%s-ins%s" % (kname, tag)
+        datasets.append(Dataset(ds, kind, n=n, seed=91 + i, **extra))
+        datasets.append(Dataset(src, kind, n=nsrc, seed=95 + i, **extra))
+        seed = 900 + 20 * i
+        qs = "pts:%s" % ds
+        sets.append(QuerySet(qs, ds, "knn", ops, k=1, distribution="data", seed=seed))
+        # the mixes first: H-Grid learns where the hot regions are as it runs
+        q = [Workload("mix%d:%s" % (m, ds), "mix", query_set=qs, source=src,
+                      params={"ops": ops, "insert_ratio": m / 100.0, "search": "point", "keep": True},
+                      label="I/S %d/%d (%s ops)" % (m, 100 - m, "{:,}".format(ops))) for m in MIXES]
+        for j, k in enumerate(HGRID_KNN_KS):
+            kq = "knn%d:%s" % (k, ds)
+            sets.append(QuerySet(kq, ds, "knn", nk[k], k=k, distribution="data", seed=seed + 1 + j))
+            q.append(Workload(kq, "knn", query_set=kq, label="%d-NN" % k))
+        # 0.001 % of the extent: windows following the data hold ~1,500 of
+        # 5M real-derived points (0.01 %: ~15,000, heap reads dominate)
+        rq = "w0.001:%s" % ds
+        sets.append(QuerySet(rq, ds, "window", nq, area_pct=0.001, distribution="data", seed=seed + 9))
+        q.append(Workload("range:%s" % ds, "range", query_set=rq, label="range 0.001 %"))
+        wls += q
+        phases.append(Phase([ds], sequence=["build"], queries=[w.name for w in q]))
+    common = {"buffer_size": buf_kb}
+    hyb = dict(common, optane_tablespace="bench_fast")
+    configs = []
+    for emu in (True, False):
+        sfx, prof = ("-emu", "paper") if emu else ("", "off")
+        lab = " emu" if emu else ""
+        configs.append(Config("gffm-flash" + sfx, "hgrid", dict(common, placement="none"),
+                              tablespace="bench_flash", profile=prof, label="GFFM flash" + lab))
+        configs.append(Config("gffm-fast" + sfx, "hgrid", dict(common, placement="none"),
+                              tablespace="bench_fast", profile=prof, gucs=FAST_AS_FLASH if emu else {},
+                              label="GFFM fast tier" + lab))
+        sels = HGRID_SELECTIVITIES if emu else (1.5,)
+        for s in sels:
+            configs.append(Config("hgrid-s%s%s" % (s, sfx), "hgrid", dict(hyb, placement="hot", selectivity=s),
+                                  tablespace="bench_flash", profile=prof, label="H-Grid s=%s%s" % (s, lab)))
+        configs.append(Config("hgrid-random" + sfx, "hgrid", dict(hyb, placement="random", selectivity=1.5),
+                              tablespace="bench_flash", profile=prof, label="H-Grid random" + lab))
+        configs.append(Config("hgrid-special" + sfx, "hgrid",
+                              dict(hyb, placement="hot", selectivity=1.5, directories_on_optane="on"),
+                              tablespace="bench_flash", profile=prof, label="H-Grid special" + lab))
+    return Preset(
+        "hgrid-thesis", "Issue 7 (thesis section 4.3.4: H-Grid) at this machine's scale: %s points per "
+        "dataset (real-derived, uniform, gaussian), bulk-loaded; the insert/search mixes 0/100 ... 100/0 of "
+        "%s operations each (searches: exact point queries of data points), then 10/50/100/1000-NN and "
+        "range queries (0.001 %%), on the same index; GFFM on flash, GFFM wholly on the fast tier, H-Grid "
+        "(s = %s), H-Grid random and the special case, %d kB of buffers each; with the thesis' device "
+        "latencies emulated (-emu) and once on the real tiers."
+        % ("{:,}".format(n), "{:,}".format(ops), "/".join(str(s) for s in HGRID_SELECTIVITIES), buf_kb),
+        datasets=datasets, query_sets=sets, workloads=wls, configs=configs, phases=phases,
+        reps=3, baseline="gffm-flash-emu", budget=Budget(equal=False, shared_buffers_mb=128, cache_mb=32),
+        fast_tier=True, drop_after_config=True, summary=hgrid_summary,
+        notes=["GFFM = hgrid with placement none (the same code without placement); GFFM on the fast tier "
+               "has the index's own tablespace on the fast device and, with emulation, the fast device's "
+               "latencies for that file.",
+               "Emulation (profile paper = thesis Table 4.1): flash 120 us reads / 30 us writes, 8 in "
+               "parallel; fast tier 7 us / 18 us, 4 in parallel; a batch takes ceil(n / parallelism) x latency.",
+               "Buffers (reloption buffer_size) %d kB per index: 75 %% directories, 25 %% buckets, cold lists "
+               "of 128 pages (the lbgrid defaults)." % buf_kb,
+               "Runs of a configuration follow each other on one index (mixes keep their inserts), so H-Grid "
+               "learns during the measured runs, as in the thesis; the medians are of 3 runs."])
+
+
+PRESETS["hgrid-thesis"] = hgrid_thesis

@@ -256,3 +256,79 @@ def _inspect_path(r, d, w, c, path):
         if isinstance(x, (int, float)):
             vals.append(x)
     return median(vals)
+
+
+def _tier_io(r, d, w, c):
+    """(flash I/Os, fast-tier I/Os): page reads + writes of each tier file"""
+    s = r._stat(d, w, c, "warm")
+    if not s:
+        return None, None
+    return ((s["flash_reads"] or 0) + (s["flash_writes"] or 0),
+            (s["optane_reads"] or 0) + (s["optane_writes"] or 0))
+
+
+def _gain(base, x):
+    """1 - x / base: how much faster x is than base"""
+    return 1 - x / base if base and x is not None else None
+
+
+def hgrid_summary(r):
+    r.hybrid = {c.name for c in r.p.configs if c.hybrid}
+    cfgs = list(r.config_order)
+    L = ["## Thesis tables (section 4.3.4) and targets", "",
+         "Medians of the warm runs: time in ms for the whole workload, and *flash / fast-tier I/Os* (page "
+         "reads + writes of each tier file, hybrid_index_stats) with their ratio for the configurations "
+         "that use both tiers (thesis Tables 4.2-4.4: 1.9-2.7 for H-Grid, 0.7-1.1 for the special case).", ""]
+    targets = []
+    emu = [c for c in cfgs if c.endswith("-emu")]
+    for d in r._datasets():
+        ws = r._workloads(d)
+        L += ["### %s" % d, ""]
+        for title, sel in (("Insert/search mixes (Fig. 4.3, Table 4.2)", lambda w: w.startswith("mix")),
+                           ("kNN queries (Fig. 4.4, Table 4.3)", lambda w: w.startswith("knn")),
+                           ("Range queries (Fig. 4.5, Table 4.4)", lambda w: w.startswith("range"))):
+            rows = [w for w in ws if sel(w)]
+            if not rows:
+                continue
+            L += [title + ":", "", "| | " + " | ".join(r.labels[c] for c in cfgs) + " |",
+                  "|---|" + "---|" * len(cfgs)]
+            for w in rows:
+                cells = []
+                for c in cfgs:
+                    m = _med(r, d, w, c, "median")
+                    fl, fa = _tier_io(r, d, w, c)
+                    if m is None:
+                        cells.append("–")
+                        continue
+                    ratio = (" = %s" % num(fl / fa, 2)) if fa else ""
+                    cells.append("%s (%s / %s%s)" % (num(m), num(fl, 0), num(fa, 0), ratio))
+                L.append("| %s | %s |" % (r.wlabels[w].split(" (")[0], " | ".join(cells)))
+            L.append("")
+        if not emu:
+            continue
+        base = "gffm-flash-emu"
+        for w, what, t_h, t_s in (("mix0:%s" % d, "single-point search (0/100)", 0.35, 0.45),
+                                  ("range:%s" % d, "range queries", 0.20, None)) + tuple(
+                ("knn%d:%s" % (k, d), "%d-NN" % k, 0.15, None) for k in (10, 50, 100, 1000)):
+            if w not in ws:
+                continue
+            b = _med(r, d, w, base, "median")
+            for c in ("hgrid-s1.0-emu", "hgrid-s1.5-emu", "hgrid-s2.5-emu"):
+                targets.append((d, "%s: %s faster than GFFM on flash" % (what, r.labels.get(c, c)),
+                                _gain(b, _med(r, d, w, c, "median")), t_h))
+            targets.append((d, "%s: special case faster than GFFM on flash" % what,
+                            _gain(b, _med(r, d, w, "hgrid-special-emu", "median")), t_s))
+            targets.append((d, "%s: H-Grid (s=1.5) faster than H-Grid random" % what,
+                            _gain(_med(r, d, w, "hgrid-random-emu", "median"),
+                                  _med(r, d, w, "hgrid-s1.5-emu", "median")), 0.0))
+    if targets:
+        L += ["### Targets (issue 7, with emulation)", "",
+              "Gain = 1 − time ÷ time of the reference.", "",
+              "| dataset | what | gain | target | |", "|---|---|---|---|---|"]
+        for d, what, x, t in targets:
+            L.append("| %s | %s | %s | %s | %s |" % (
+                d, what, ("%.1f %%" % (100 * x)) if x is not None else "–",
+                ("> %d %%" % round(100 * t)) if t is not None else "(info)",
+                ("**met**" if x > t else "**missed**") if (t is not None and x is not None) else ""))
+        L.append("")
+    return L

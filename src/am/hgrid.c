@@ -75,7 +75,8 @@ static const HiAmOps hgrid_ops = {
 	.inspect_json = hgrid_inspect_json,
 	.pages = hgrid_pages,
 	.discard = grid_discard,
-	.write_tier = hgrid_write_tier
+	.write_tier = hgrid_write_tier,
+	.reset_stats = hgrid_reset_stats
 };
 
 static void

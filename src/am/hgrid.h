@@ -58,6 +58,7 @@ extern IndexBulkDeleteResult *hgrid_bulkdelete(IndexVacuumInfo *info,
 											   void *callback_state);
 extern void hgrid_check(HiIndex *idx);
 extern HiPageInfo *hgrid_pages(HiIndex *idx, Size *n);
+extern void hgrid_reset_stats(HiIndex *idx);
 extern char *hgrid_inspect_json(HiIndex *idx);
 
 #endif							/* AM_HGRID_H */

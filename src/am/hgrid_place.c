@@ -8,7 +8,8 @@
  *
  * The policy state hangs off the index's GridShared (am_ext) and lives as
  * long as it; it is created at the first access after the index is built
- * or loaded.
+ * or loaded.  hi_place_suspended, set around maintenance, is reset at
+ * (sub)transaction abort, so an error inside needs no cleanup here.
  */
 #include "postgres.h"
 
@@ -118,15 +119,8 @@ hgrid_build(Relation heap, Relation index, IndexInfo *info)
 	IndexBuildResult *res;
 
 	hi_place_suspended = true;
-	PG_TRY();
-	{
-		res = grid_am_build(heap, index, info, prepare_build);
-	}
-	PG_FINALLY();
-	{
-		hi_place_suspended = false;
-	}
-	PG_END_TRY();
+	res = grid_am_build(heap, index, info, prepare_build);
+	hi_place_suspended = false;
 	return res;
 }
 
@@ -137,15 +131,8 @@ hgrid_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	IndexBulkDeleteResult *res;
 
 	hi_place_suspended = true;
-	PG_TRY();
-	{
-		res = lbgrid_bulkdelete(info, stats, callback, callback_state);
-	}
-	PG_FINALLY();
-	{
-		hi_place_suspended = false;
-	}
-	PG_END_TRY();
+	res = lbgrid_bulkdelete(info, stats, callback, callback_state);
+	hi_place_suspended = false;
 	return res;
 }
 
@@ -153,15 +140,22 @@ void
 hgrid_check(HiIndex *idx)
 {
 	hi_place_suspended = true;
-	PG_TRY();
-	{
-		lbgrid_check(idx);
-	}
-	PG_FINALLY();
-	{
-		hi_place_suspended = false;
-	}
-	PG_END_TRY();
+	lbgrid_check(idx);
+	hi_place_suspended = false;
+}
+
+/* hybrid_index_reset_stats: the grid's counters and the policy's */
+void
+hgrid_reset_stats(HiIndex *idx)
+{
+	Grid	   *g;
+
+	lbgrid_reset_stats(idx);
+	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	g = grid_open(idx);
+	if (DsaPointerIsValid(g->gs->am_ext))
+		hr_reset_stats(g->gs->am_ext);
+	LWLockRelease(&idx->sh->tree_lock);
 }
 
 HiPageInfo *
@@ -170,15 +164,8 @@ hgrid_pages(HiIndex *idx, Size *n)
 	HiPageInfo *res;
 
 	hi_place_suspended = true;
-	PG_TRY();
-	{
-		res = lbgrid_pages(idx, n);
-	}
-	PG_FINALLY();
-	{
-		hi_place_suspended = false;
-	}
-	PG_END_TRY();
+	res = lbgrid_pages(idx, n);
+	hi_place_suspended = false;
 	return res;
 }
 
@@ -192,26 +179,19 @@ hgrid_inspect_json(HiIndex *idx)
 	dsa_pointer st;
 
 	hi_place_suspended = true;
-	PG_TRY();
-	{
-		LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
-		g = grid_open(idx);
-		grid = grid_inspect_json(g, "hgrid");
-		st = state_of(g);
-		hgrid_params(idx->rel, g->gs->page_size, &prm);
-		hr_configure(st, &prm);
-		initStringInfo(&s);
-		/* the grid's object, with the policy's state as one more member */
-		appendBinaryStringInfo(&s, grid, strlen(grid) - 1);
-		appendStringInfoString(&s, ", \"hot_region\": {");
-		hr_json(idx->sh, st, &s);
-		appendStringInfoString(&s, "}}");
-		LWLockRelease(&idx->sh->tree_lock);
-	}
-	PG_FINALLY();
-	{
-		hi_place_suspended = false;
-	}
-	PG_END_TRY();
+	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	g = grid_open(idx);
+	grid = grid_inspect_json(g, "hgrid");
+	st = state_of(g);
+	hgrid_params(idx->rel, g->gs->page_size, &prm);
+	hr_configure(st, &prm);
+	initStringInfo(&s);
+	/* the grid's object, with the policy's state as one more member */
+	appendBinaryStringInfo(&s, grid, strlen(grid) - 1);
+	appendStringInfoString(&s, ", \"hot_region\": {");
+	hr_json(idx->sh, st, &s);
+	appendStringInfoString(&s, "}}");
+	LWLockRelease(&idx->sh->tree_lock);
+	hi_place_suspended = false;
 	return s.data;
 }

@@ -96,6 +96,7 @@ hi_cache_shmem_size(void)
 	sz = add_size(sz, mul_size(n, hi_max_page_size));
 	sz = add_size(sz, HI_IO_ALIGN);
 	sz = add_size(sz, hash_estimate_size(n, sizeof(HiMapEntry)));
+	sz = add_size(sz, hi_spill_shmem_size(n));
 	return sz;
 }
 
@@ -121,6 +122,7 @@ hi_cache_shmem_init(bool found_any)
 	info.num_partitions = HI_CACHE_PARTITIONS;
 	frame_map = ShmemInitHash("hybrid_index cache map", n, n, &info,
 							  HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
+	hi_spill_shmem_init(n);
 
 	if (!found)
 	{
@@ -345,6 +347,7 @@ hi_page_read_direct(HiIndexShared *sh, const uint32 *pagenos, int n, char **bufs
 	ptes = palloc(sizeof(uint32) * n);
 	/* a checkpoint must not free the slots while we read them */
 	LWLockAcquire(&sh->ckpt_lock, LW_SHARED);
+	hi_pt_reads_begin(sh);
 	PG_TRY();
 	{
 		for (i = 0; i < n; i++)
@@ -373,6 +376,7 @@ hi_page_read_direct(HiIndexShared *sh, const uint32 *pagenos, int n, char **bufs
 	}
 	PG_FINALLY();
 	{
+		hi_pt_reads_end(sh);
 		LWLockRelease(&sh->ckpt_lock);
 	}
 	PG_END_TRY();
@@ -454,7 +458,7 @@ flush_frames(HiFrame *frames, int n)
  * modifying it before it is written out); *dirty tells.
  */
 static HiFrame
-clock_victim(int restrict_slot, bool *dirty)
+clock_victim(int restrict_slot, bool clean_only, bool *dirty)
 {
 	int			n = ctl->nframes;
 	int			tries;
@@ -465,7 +469,8 @@ clock_victim(int restrict_slot, bool *dirty)
 		HiFrameDesc *d = &descs[f];
 
 		SpinLockAcquire(&d->hdr);
-		if (d->refcount == 0 && !(d->flags & FR_IO))
+		if (d->refcount == 0 && !(d->flags & FR_IO) &&
+			!(clean_only && (d->flags & FR_DIRTY)))
 		{
 			if (restrict_slot >= 0 && (!(d->flags & FR_TAG_VALID) ||
 									   d->tag.slotno != (uint32) restrict_slot))
@@ -493,7 +498,9 @@ clock_victim(int restrict_slot, bool *dirty)
 	}
 	/* an index at its budget with every page pinned may borrow a frame */
 	if (restrict_slot >= 0)
-		return clock_victim(-1, dirty);
+		return clock_victim(-1, clean_only, dirty);
+	if (clean_only)
+		return -1;
 	ereport(ERROR,
 			(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 			 errmsg("no unpinned hybrid_index cache frame available"),
@@ -550,6 +557,64 @@ return_victim(HiFrame f)
 	d->usage = 0;
 	SpinLockRelease(&d->hdr);
 	unpin(f);
+}
+
+/*
+ * The disk is full and every unpinned frame is dirty: park the page of a
+ * dirty victim in the spill store (page_spill.c) and hand out its frame,
+ * detached and pinned.  -1: nothing to park (the store is full, or no
+ * victim), -2: the victim got pinned meanwhile, try again.
+ */
+static HiFrame
+spill_victim(int restrict_slot)
+{
+	bool		isdirty;
+	HiFrame		f = clock_victim(restrict_slot, false, &isdirty);
+	HiFrameDesc *d = &descs[f];
+	HiFrameTag	tag;
+	HiIndexShared *sh;
+	uint32		hash;
+	bool		parked = false;
+
+	if (!isdirty)
+		return detach_victim(f) ? f : -2;
+	tag = d->tag;
+	sh = &hi_shared->indexes[tag.slotno];
+	hash = get_hash_value(frame_map, &tag);
+	LWLockAcquire(part_lock(hash), LW_EXCLUSIVE);
+	SpinLockAcquire(&d->hdr);
+	if (d->refcount != 1)
+	{
+		d->flags &= ~FR_IO;
+		SpinLockRelease(&d->hdr);
+		LWLockRelease(part_lock(hash));
+		unpin(f);
+		return -2;
+	}
+	SpinLockRelease(&d->hdr);
+	/* a page of a dropped or rebuilt index is just forgotten */
+	if (!sh->in_use || sh->generation != tag.generation || !sh->loaded)
+		parked = true;
+	else
+		parked = hi_spill_put(tag.slotno, tag.generation, tag.pageno,
+							  hi_frame_data(f), sh->meta.page_size);
+	if (parked)
+	{
+		SpinLockAcquire(&d->hdr);
+		d->flags = 0;
+		d->usage = 0;
+		SpinLockRelease(&d->hdr);
+		hash_search_with_hash_value(frame_map, &tag, hash, HASH_REMOVE, NULL);
+		LWLockRelease(part_lock(hash));
+		pg_atomic_fetch_sub_u32(&hi_shared->indexes[tag.slotno].nframes, 1);
+		return f;
+	}
+	SpinLockAcquire(&d->hdr);
+	d->flags &= ~FR_IO;
+	SpinLockRelease(&d->hdr);
+	LWLockRelease(part_lock(hash));
+	unpin(f);
+	return -1;
 }
 
 /*
@@ -627,8 +692,52 @@ collect_write_behind(HiFrame *dirty, int ndirty, int *nextra)
 }
 
 /*
+ * Write out dirty victims (and write-behind frames).  If the tier's file
+ * system is full, returns the error instead of raising it: the frames stay
+ * dirty and cached, and the caller looks for clean victims.
+ */
+static ErrorData *
+flush_victims(HiFrame *dirty, int ndirty)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorData  *full = NULL;
+	int			nextra = 0;
+	HiFrame    *all = collect_write_behind(dirty, ndirty, &nextra);
+	int			i;
+
+	PG_TRY();
+	{
+		flush_frames(all, ndirty + nextra);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_DISK_FULL)
+		{
+			for (i = ndirty; i < ndirty + nextra; i++)
+				unpin(all[i]);
+			PG_RE_THROW();
+		}
+		FlushErrorState();
+		full = edata;
+	}
+	PG_END_TRY();
+	/* write-behind frames stay cached (clean, or dirty if the disk is full) */
+	for (i = ndirty; i < ndirty + nextra; i++)
+		unpin(all[i]);
+	pfree(all);
+	return full;
+}
+
+/*
  * Get n clean, detached, pinned frames for pages of idx.  Dirty victims are
- * written out together first.
+ * written out together first.  When that fails because the disk is full,
+ * the dirty pages stay cached and clean frames are taken instead, so that
+ * reads keep working on a full disk; only if every unpinned frame is dirty
+ * does the disk-full error reach the caller.
  */
 static void
 get_free_frames(HiIndex *idx, HiFrame *out, int n)
@@ -636,6 +745,7 @@ get_free_frames(HiIndex *idx, HiFrame *out, int n)
 	int			got = 0;
 	HiFrame    *dirty = palloc(sizeof(HiFrame) * n);
 	HiFrame    *cand = palloc(sizeof(HiFrame) * n);
+	ErrorData  *full = NULL;
 
 	while (got < n)
 	{
@@ -644,6 +754,7 @@ get_free_frames(HiIndex *idx, HiFrame *out, int n)
 		int			ndirty = 0;
 		int			i;
 		int			restrict_slot = -1;
+		int			nparked = 0;
 
 		if (idx->sh->budget_frames > 0 &&
 			(int) pg_atomic_read_u32(&idx->sh->nframes) + want > idx->sh->budget_frames)
@@ -657,33 +768,62 @@ get_free_frames(HiIndex *idx, HiFrame *out, int n)
 			if (restrict_slot >= 0 &&
 				(int) pg_atomic_read_u32(&idx->sh->nframes) + (want - i) <= idx->sh->budget_frames)
 				restrict_slot = -1;
-			f = clock_victim(restrict_slot, &isdirty);
+			f = clock_victim(restrict_slot, full != NULL, &isdirty);
+			if (f < 0)
+			{
+				/* disk full, no clean frame: park a dirty page instead */
+				while ((f = spill_victim(restrict_slot)) == -2)
+					CHECK_FOR_INTERRUPTS();
+				if (f < 0)
+					break;
+				out[got++] = f;
+				nparked++;
+				continue;
+			}
 			cand[ncand++] = f;
-			if (isdirty || migrate_clean_victim(f))
+			/* with the disk full, clean pages stay where they are */
+			if (isdirty || (full == NULL && migrate_clean_victim(f)))
 				dirty[ndirty++] = f;
+		}
+		if (ncand == 0 && nparked == 0)
+		{
+			/* every unpinned frame is dirty, the disk and the store full */
+			for (i = 0; i < got; i++)
+				return_victim(out[i]);
+			ReThrowError(full);
 		}
 		if (ndirty > 0)
 		{
-			int			nextra = 0;
-			HiFrame    *all = collect_write_behind(dirty, ndirty, &nextra);
+			ErrorData  *err = flush_victims(dirty, ndirty);
 
-			PG_TRY();
+			if (err)
 			{
-				flush_frames(all, ndirty + nextra);
+				/*
+				 * A change in progress (tree_lock held exclusively) fails
+				 * now rather than fill the cache with dirty pages that
+				 * reads would then have to evict.
+				 */
+				if (LWLockHeldByMeInMode(&idx->sh->tree_lock, LW_EXCLUSIVE))
+				{
+					for (i = 0; i < ncand; i++)
+						if (detach_victim(cand[i]))
+							return_victim(cand[i]);
+					for (i = 0; i < got; i++)
+						return_victim(out[i]);
+					ReThrowError(err);
+				}
+				if (full)
+					FreeErrorData(full);
+				full = err;
 			}
-			PG_FINALLY();
-			{
-				/* write-behind frames stay cached, now clean */
-				for (i = ndirty; i < ndirty + nextra; i++)
-					unpin(all[i]);
-			}
-			PG_END_TRY();
-			pfree(all);
 		}
+		/* victims whose write failed are dirty still: detach skips them */
 		for (i = 0; i < ncand; i++)
 			if (detach_victim(cand[i]))
 				out[got++] = cand[i];
 	}
+	if (full)
+		FreeErrorData(full);
 	pfree(dirty);
 	pfree(cand);
 }
@@ -792,6 +932,7 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 		HiIoReq    *reqs = palloc(sizeof(HiIoReq) * nmiss);
 		uint32	   *ptes = palloc(sizeof(uint32) * nmiss);
 		char	   *paths[HI_NUM_TIERS] = {NULL, NULL};
+		volatile bool reads_done = false;
 
 		free_frames = palloc(sizeof(HiFrame) * nmiss);
 		toread = palloc(sizeof(int) * nmiss);
@@ -809,6 +950,32 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 				waits[nwait++] = k;
 		}
 
+		/* pages parked while the disk was full come back, still dirty */
+		if (hi_spill_any())
+		{
+			int			keep = 0;
+
+			for (i = 0; i < nread; i++)
+			{
+				int			k = toread[i];
+
+				if (hi_spill_take(idx->slotno, idx->generation, pagenos[k],
+								  hi_frame_data(frames[k])))
+				{
+					HiFrameDesc *d = &descs[frames[k]];
+
+					SpinLockAcquire(&d->hdr);
+					d->flags = (d->flags & ~FR_IO) | FR_VALID | FR_DIRTY;
+					SpinLockRelease(&d->hdr);
+				}
+				else
+					toread[keep++] = k;
+			}
+			nread = keep;
+		}
+
+		/* a slot superseded meanwhile stays unused until we are done */
+		hi_pt_reads_begin(idx->sh);
 		PG_TRY();
 		{
 			for (i = 0; i < nread; i++)
@@ -834,11 +1001,15 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 				reqs[i].path = paths[tier];
 			}
 			hi_io_batch(idx->sh, reqs, nread, false);
+			hi_pt_reads_end(idx->sh);
+			reads_done = true;
 			for (i = 0; i < nread; i++)
 				hi_page_verify(idx->sh, reqs[i].buf, pagenos[toread[i]], ptes[i]);
 		}
 		PG_CATCH();
 		{
+			if (!reads_done)
+				hi_pt_reads_end(idx->sh);
 			for (i = 0; i < nread; i++)
 				unmap_failed(frames[toread[i]]);
 			PG_RE_THROW();
@@ -1007,6 +1178,8 @@ hi_cache_flush_index(HiIndexShared *sh, int slotno)
 	}
 	PG_END_TRY();
 	pfree(list);
+	/* and the pages parked while the disk was full */
+	hi_spill_flush(sh, slotno);
 }
 
 /* Forget every cached page of a slot generation, without writing */
@@ -1017,6 +1190,7 @@ hi_cache_discard_index(int slotno, uint32 generation)
 
 	if (ctl == NULL)
 		return;
+	hi_spill_discard(slotno, generation);
 	ensure_local();
 	for (f = 0; f < ctl->nframes; f++)
 	{

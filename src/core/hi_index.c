@@ -410,9 +410,13 @@ hi_index_checkpoint(HiIndex *idx)
 		LWLockAcquire(&sh->log_lock, LW_SHARED);
 		sh->meta.ckpt_lsn = sh->log_insert;
 		LWLockRelease(&sh->log_lock);
+		hi_pt_settle(sh);
 		hi_map_write(sh);
 		hi_log_reset(sh, sh->meta.ckpt_lsn);
 		hi_pt_release_pending(sh);
+		/* give the free tail of each tier file back to the file system */
+		for (t = 0; t < HI_NUM_TIERS; t++)
+			hi_file_truncate(sh, t, hi_pt_trim(sh, t));
 	}
 	PG_FINALLY();
 	{

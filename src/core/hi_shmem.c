@@ -73,6 +73,7 @@ hi_shmem_startup(void)
 			pg_atomic_init_u64(&sh->migrations_down, 0);
 			pg_atomic_init_u64(&sh->random_quota, 0);
 			pg_atomic_init_u32(&sh->nframes, 0);
+			pg_atomic_init_u32(&sh->slot_reads, 0);
 			pg_atomic_init_u64(&sh->split_count, 0);
 			pg_atomic_init_u64(&sh->cache_hits, 0);
 			pg_atomic_init_u64(&sh->cache_misses, 0);

@@ -12,7 +12,9 @@
  *	   commit (kept on rollback), like any relfilenode change;
  *	 - ALTER INDEX ALL IN TABLESPACE ... SET TABLESPACE, which moves
  *	   indexes without going through ProcessUtility for each, is refused
- *	   while it would touch one of ours, pointing at REINDEX (TABLESPACE).
+ *	   while it would touch one of ours, pointing at REINDEX (TABLESPACE);
+ *	 - ALTER DATABASE ... SET TABLESPACE is refused while the database's
+ *	   default tablespace directory holds files of ours.
  *
  *-------------------------------------------------------------------------
  */
@@ -28,10 +30,14 @@
 #include "catalog/index.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_namespace.h"
+#include "commands/dbcommands.h"
+#include "common/relpath.h"
 #include "commands/tablespace.h"
 #include "miscadmin.h"
 #include "nodes/parsenodes.h"
+#include "storage/fd.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -132,6 +138,67 @@ check_move_all(AlterTableMoveAllStmt *stmt)
 	table_close(rel, AccessShareLock);
 }
 
+/*
+ * ALTER DATABASE ... SET TABLESPACE moves the directory of the database's
+ * default tablespace, our files with it, but they are named and looked up
+ * by their tablespace: refuse while that directory holds any of them.  We
+ * are connected to another database, so we look at the files, not at its
+ * catalog.
+ */
+static void
+check_move_database(AlterDatabaseStmt *stmt)
+{
+	ListCell   *lc;
+	Oid			dboid;
+	HeapTuple	tup;
+	Oid			spc;
+	char	   *dbpath;
+	char	   *dir;
+	DIR		   *d;
+	struct dirent *de;
+	char	   *found = NULL;
+
+	foreach(lc, stmt->options)
+	{
+		DefElem    *opt = lfirst_node(DefElem, lc);
+
+		if (strcmp(opt->defname, "tablespace") == 0)
+			break;
+	}
+	if (lc == NULL)
+		return;
+	dboid = get_database_oid(stmt->dbname, true);
+	if (!OidIsValid(dboid))
+		return;					/* PostgreSQL reports it */
+	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+	if (!HeapTupleIsValid(tup))
+		return;
+	spc = ((Form_pg_database) GETSTRUCT(tup))->dattablespace;
+	ReleaseSysCache(tup);
+
+	dbpath = GetDatabasePath(dboid, spc);
+	dir = psprintf("%s/%s", DataDir, dbpath);
+	d = AllocateDir(dir);
+	while (d && (de = ReadDirExtended(d, dir, LOG)) != NULL)
+		if (strncmp(de->d_name, "hyb_", 4) == 0)
+		{
+			found = pstrdup(de->d_name);
+			break;
+		}
+	if (d)
+		FreeDir(d);
+	if (found)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot move database \"%s\" while hybrid_index indexes keep files in its default tablespace",
+						stmt->dbname),
+				 errdetail("File \"%s/%s\" would move with the database but is looked up by its tablespace.",
+						   dir, found),
+				 errhint("Drop those indexes, or move them with REINDEX (TABLESPACE ...) to another tablespace, before moving the database.")));
+	pfree(dir);
+	pfree(dbpath);
+}
+
 List *
 hi_utility_before(Node *stmt)
 {
@@ -139,6 +206,8 @@ hi_utility_before(Node *stmt)
 
 	if (IsA(stmt, AlterTableMoveAllStmt))
 		check_move_all((AlterTableMoveAllStmt *) stmt);
+	else if (IsA(stmt, AlterDatabaseStmt))
+		check_move_database((AlterDatabaseStmt *) stmt);
 	else if (IsA(stmt, AlterTableStmt))
 	{
 		AlterTableStmt *as = (AlterTableStmt *) stmt;

@@ -98,20 +98,17 @@ append_record(HiIndexShared *sh, HiLogRecord *rec, const char *name)
 	w = pwrite(fd, rec, sizeof(*rec), (off_t) (rec->lsn - sh->log_base));
 	if (w != sizeof(*rec))
 	{
-		int			save_errno = errno;
+		/* a short write sets no errno: the file system is full */
+		int			save_errno = w >= 0 ? ENOSPC : errno;
 
 		/* a partial record is overwritten by the next append */
 		LWLockRelease(&sh->log_lock);
-		if (w >= 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_DISK_FULL),
-					 errmsg("could not append to the redo log of index \"%s\": wrote only %zd of %zu bytes",
-							name, w, sizeof(*rec)),
-					 errhint("Check free space on the index's tablespace.")));
 		errno = save_errno;
 		ereport(ERROR,
 				(errcode_for_file_access(),
-				 errmsg("could not append to the redo log of index \"%s\": %m", name)));
+				 errmsg("could not append to the redo log of index \"%s\": %m", name),
+				 w >= 0 ? errdetail("Only %zd of %zu bytes were written.", w, sizeof(*rec)) : 0,
+				 save_errno == ENOSPC ? errhint("Check free space on the index's tablespace.") : 0));
 	}
 	sh->log_insert += sizeof(*rec);
 	end = sh->log_insert;

@@ -155,8 +155,9 @@ null_insert(HiIndex *idx, HiKeyKind kind, ItemPointer tid)
 	e->tid = *tid;
 	e->kind = (uint8) kind;
 	rt_mark_dirty(idx, tail);
-	rt_release(idx, tail);
+	/* count it before the release: efind may flush (and fail) there */
 	meta->nnulls++;
+	rt_release(idx, tail);
 }
 
 /*
@@ -292,12 +293,13 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 	}
 	if (nsplit > 0)
 		pg_atomic_fetch_add_u64(&idx->sh->split_count, 1);
+	/* count it before the releases: efind may flush (and fail) there */
+	meta->nentries++;
 
 	for (l = 0; l < height; l++)
 		rt_release(idx, path[l]);
 	for (l = 0; l < nsplit + (root_split ? 1 : 0); l++)
 		rt_release(idx, newf[l]);
-	meta->nentries++;
 	pfree(path);
 	pfree(slot);
 	pfree(newf);

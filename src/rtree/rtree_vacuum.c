@@ -18,7 +18,7 @@
 /* Remove dead entries of one leaf-format page; returns how many */
 static int
 vacuum_page(HiIndex *idx, HiFrame f, IndexBulkDeleteCallback callback,
-			void *cb_state, double *remaining)
+			void *cb_state, double *remaining, uint64 *count)
 {
 	char	   *page = rt_data(idx, f);
 	HiPageHeader *h = RT_PAGE_HDR(page);
@@ -26,6 +26,11 @@ vacuum_page(HiIndex *idx, HiFrame f, IndexBulkDeleteCallback callback,
 	int			removed = 0;
 	int			k = 0;
 
+	/*
+	 * Each removal is logged first and counted at once (in *count, the
+	 * metadata's), and the page is dirty from the first one on: if a log
+	 * append fails (a full disk), what was removed stays consistent.
+	 */
 	while (k < h->nentries)
 	{
 		if (callback(&e[k].tid, cb_state))
@@ -33,9 +38,13 @@ vacuum_page(HiIndex *idx, HiFrame f, IndexBulkDeleteCallback callback,
 			hi_log_append(idx, HI_LOG_DELETE, InvalidTransactionId,
 						  (HiKeyKind) e[k].kind, &e[k].box, &e[k].tid);
 			if (removed == 0)
+			{
 				rt_begin_write(idx, f);
+				rt_mark_dirty(idx, f);
+			}
 			e[k] = e[h->nentries - 1];
 			h->nentries--;
+			(*count)--;
 			removed++;
 			continue;
 		}
@@ -153,9 +162,8 @@ rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
 			for (i = 0; i < n; i++)
 			{
 				removed = vacuum_page(idx, frames[i], callback, cb_state,
-									  tuples_remaining);
+									  tuples_remaining, &meta->nentries);
 				*tuples_removed += removed;
-				meta->nentries -= removed;
 				rt_release(idx, frames[i]);
 			}
 			if (!hold)
@@ -176,9 +184,9 @@ rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
 	{
 		HiFrame		f = rt_read(idx, pageno);
 
-		removed = vacuum_page(idx, f, callback, cb_state, tuples_remaining);
+		removed = vacuum_page(idx, f, callback, cb_state, tuples_remaining,
+							  &meta->nnulls);
 		*tuples_removed += removed;
-		meta->nnulls -= removed;
 		pageno = rt_null_next(rt_data(idx, f));
 		rt_release(idx, f);
 	}
@@ -214,8 +222,9 @@ delete_null(HiIndex *idx, ItemPointer tid)
 				RT_LEAF(page)[k] = RT_LEAF(page)[h->nentries - 1];
 				h->nentries--;
 				rt_mark_dirty(idx, f);
-				rt_release(idx, f);
+				/* count it before the release: efind may flush (and fail) there */
 				idx->sh->meta.nnulls--;
+				rt_release(idx, f);
 				return true;
 			}
 		pageno = rt_null_next(page);

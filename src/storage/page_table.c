@@ -10,6 +10,16 @@
  * always finds the tree exactly as the last checkpoint left it, and the
  * redo log brings it forward.  The same indirection lets pages move between
  * tiers without touching the parents that point at them.
+ *
+ * A slot written since the last checkpoint (FRESH) is in no map file: when
+ * its page is written again it can be reused before the next checkpoint,
+ * so a page evicted many times between checkpoints costs two slots, not
+ * one per eviction.  Only a read that looked the page up before the remap
+ * may still be reading it (readers do not hold the page's lock across a
+ * tier move): superseded FRESH slots wait in LIMBO and go free when a slot
+ * is needed and no read from slots is in flight (hi_pt_reads_begin/end),
+ * or at the checkpoint.  After a checkpoint the free slots at the end of a
+ * tier file are cut off (hi_pt_trim), so files shrink.
  */
 #include "postgres.h"
 
@@ -72,6 +82,7 @@ hi_pt_init(HiIndexShared *sh, uint32 npages_hint)
 		sh->nslots[t] = 0;
 		sh->free_hint[t] = 0;
 		sh->used_slots[t] = 0;
+		sh->limbo_slots[t] = 0;
 	}
 }
 
@@ -97,6 +108,7 @@ hi_pt_free(HiIndexShared *sh)
 		sh->slot_cap[t] = 0;
 		sh->nslots[t] = 0;
 		sh->used_slots[t] = 0;
+		sh->limbo_slots[t] = 0;
 	}
 }
 
@@ -112,6 +124,63 @@ hi_pt_get(HiIndexShared *sh, uint32 pageno)
 	return e;
 }
 
+/*
+ * A read of a slot begins: call before looking the page up, and
+ * hi_pt_reads_end after the I/O (also on error).
+ */
+void
+hi_pt_reads_begin(HiIndexShared *sh)
+{
+	pg_atomic_fetch_add_u32(&sh->slot_reads, 1);
+}
+
+void
+hi_pt_reads_end(HiIndexShared *sh)
+{
+	pg_atomic_fetch_sub_u32(&sh->slot_reads, 1);
+}
+
+/*
+ * LIMBO slots become free if no read is in flight; map_lock held
+ * exclusively.  A read that begins later looks its page up under map_lock
+ * after we release it, so it finds the page's current slot.
+ */
+static bool
+release_limbo(HiIndexShared *sh, int tier)
+{
+	uint8	   *map;
+	uint32		s;
+
+	if (sh->limbo_slots[tier] == 0 || pg_atomic_read_u32(&sh->slot_reads) != 0)
+		return false;
+	map = slot_array(sh, tier);
+	for (s = 0; s < sh->nslots[tier]; s++)
+		if (map[s] == HI_SLOT_LIMBO)
+		{
+			map[s] = HI_SLOT_FREE;
+			sh->free_hint[tier] = Min(sh->free_hint[tier], s);
+		}
+	sh->limbo_slots[tier] = 0;
+	return true;
+}
+
+/* The slot of a superseded page version; map_lock held exclusively */
+static void
+supersede(HiIndexShared *sh, uint32 pte)
+{
+	int			t = HI_PTE_TIER(pte);
+	uint8	   *map = slot_array(sh, t);
+
+	if (map[HI_PTE_SLOT(pte)] == HI_SLOT_FRESH)
+	{
+		map[HI_PTE_SLOT(pte)] = HI_SLOT_LIMBO;
+		sh->limbo_slots[t]++;
+	}
+	else
+		map[HI_PTE_SLOT(pte)] = HI_SLOT_PENDING;
+	sh->used_slots[t]--;
+}
+
 /* Take a free slot of a tier, extending the file if none is free */
 uint32
 hi_pt_alloc_slot(HiIndexShared *sh, int tier)
@@ -121,9 +190,14 @@ hi_pt_alloc_slot(HiIndexShared *sh, int tier)
 
 	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
 	map = slot_array(sh, tier);
-	for (s = sh->free_hint[tier]; s < sh->nslots[tier]; s++)
-		if (map[s] == HI_SLOT_FREE)
+	for (;;)
+	{
+		for (s = sh->free_hint[tier]; s < sh->nslots[tier]; s++)
+			if (map[s] == HI_SLOT_FREE)
+				break;
+		if (s < sh->nslots[tier] || !release_limbo(sh, tier))
 			break;
+	}
 	if (s >= sh->nslots[tier])
 	{
 		s = sh->nslots[tier];
@@ -137,7 +211,7 @@ hi_pt_alloc_slot(HiIndexShared *sh, int tier)
 		map = grow_array(&sh->slotmap[tier], &sh->slot_cap[tier], s + 1, sizeof(uint8));
 		sh->nslots[tier] = s + 1;
 	}
-	map[s] = HI_SLOT_USED;
+	map[s] = HI_SLOT_FRESH;
 	sh->used_slots[tier]++;
 	sh->free_hint[tier] = s + 1;
 	LWLockRelease(&sh->map_lock);
@@ -149,7 +223,7 @@ void
 hi_pt_unalloc_slot(HiIndexShared *sh, int tier, uint32 slot)
 {
 	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
-	if (slot < sh->nslots[tier] && slot_array(sh, tier)[slot] == HI_SLOT_USED)
+	if (slot < sh->nslots[tier] && HI_SLOT_IN_USE(slot_array(sh, tier)[slot]))
 	{
 		slot_array(sh, tier)[slot] = HI_SLOT_FREE;
 		sh->used_slots[tier]--;
@@ -159,7 +233,7 @@ hi_pt_unalloc_slot(HiIndexShared *sh, int tier, uint32 slot)
 	LWLockRelease(&sh->map_lock);
 }
 
-/* Point a page at a new slot; its old slot waits for the next checkpoint */
+/* Point a page at a new slot; its old slot is superseded */
 void
 hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte)
 {
@@ -171,10 +245,7 @@ hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte)
 	old = pt[pageno];
 	pt[pageno] = new_pte;
 	if (HI_PTE_MAPPED(old))
-	{
-		slot_array(sh, HI_PTE_TIER(old))[HI_PTE_SLOT(old)] = HI_SLOT_PENDING;
-		sh->used_slots[HI_PTE_TIER(old)]--;
-	}
+		supersede(sh, old);
 	LWLockRelease(&sh->map_lock);
 }
 
@@ -193,8 +264,7 @@ hi_pt_remap_if(HiIndexShared *sh, uint32 pageno, uint32 expect, uint32 new_pte)
 	if (pageno < sh->pt_cap && pt[pageno] == expect)
 	{
 		pt[pageno] = new_pte;
-		slot_array(sh, HI_PTE_TIER(expect))[HI_PTE_SLOT(expect)] = HI_SLOT_PENDING;
-		sh->used_slots[HI_PTE_TIER(expect)]--;
+		supersede(sh, expect);
 		done = true;
 	}
 	LWLockRelease(&sh->map_lock);
@@ -225,6 +295,31 @@ hi_pt_collect(HiIndexShared *sh, int tier, bool leaves, Size *n)
 	return out;
 }
 
+/*
+ * Before a checkpoint writes the map file: the slots it will reference
+ * are no longer FRESH.  Done before the write, so that if anything after
+ * it fails, a slot of the new map file is never reused early (at worst it
+ * waits for the next checkpoint as PENDING).  ckpt_lock is held
+ * exclusively: nothing is remapped meanwhile.
+ */
+void
+hi_pt_settle(HiIndexShared *sh)
+{
+	int			t;
+
+	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		uint8	   *map = slot_array(sh, t);
+		uint32		s;
+
+		for (s = 0; s < sh->nslots[t]; s++)
+			if (map[s] == HI_SLOT_FRESH)
+				map[s] = HI_SLOT_USED;
+	}
+	LWLockRelease(&sh->map_lock);
+}
+
 /* After a checkpoint: slots of superseded page versions become free */
 void
 hi_pt_release_pending(HiIndexShared *sh)
@@ -238,14 +333,38 @@ hi_pt_release_pending(HiIndexShared *sh)
 		uint32		s;
 
 		for (s = 0; s < sh->nslots[t]; s++)
-			if (map[s] == HI_SLOT_PENDING)
+			if (map[s] == HI_SLOT_PENDING || map[s] == HI_SLOT_LIMBO)
 			{
 				map[s] = HI_SLOT_FREE;
 				if (s < sh->free_hint[t])
 					sh->free_hint[t] = s;
 			}
+		sh->limbo_slots[t] = 0;
 	}
 	LWLockRelease(&sh->map_lock);
+}
+
+/*
+ * Drop the free slots at the end of a tier from the slot map and return
+ * the new length in slots, for the caller to truncate the file to.  Called
+ * at a checkpoint (ckpt_lock held exclusively: no slot is being allocated,
+ * written or read meanwhile).
+ */
+uint32
+hi_pt_trim(HiIndexShared *sh, int tier)
+{
+	uint8	   *map;
+	uint32		n;
+
+	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
+	map = slot_array(sh, tier);
+	n = sh->nslots[tier];
+	while (n > 0 && map[n - 1] == HI_SLOT_FREE)
+		n--;
+	sh->nslots[tier] = n;
+	sh->free_hint[tier] = Min(sh->free_hint[tier], n);
+	LWLockRelease(&sh->map_lock);
+	return n;
 }
 
 void
@@ -285,7 +404,7 @@ hi_pt_check(HiIndexShared *sh)
 			continue;
 		tier = HI_PTE_TIER(e);
 		s = HI_PTE_SLOT(e);
-		if (s >= sh->nslots[tier] || slot_array(sh, tier)[s] != HI_SLOT_USED)
+		if (s >= sh->nslots[tier] || !HI_SLOT_IN_USE(slot_array(sh, tier)[s]))
 		{
 			LWLockRelease(&sh->map_lock);
 			ereport(ERROR,
@@ -309,7 +428,7 @@ hi_pt_check(HiIndexShared *sh)
 		uint8	   *map = slot_array(sh, t);
 
 		for (s = 0; s < sh->nslots[t]; s++)
-			if (map[s] == HI_SLOT_USED && !seen[t][s])
+			if (HI_SLOT_IN_USE(map[s]) && !seen[t][s])
 			{
 				LWLockRelease(&sh->map_lock);
 				ereport(ERROR,

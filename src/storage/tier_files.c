@@ -110,6 +110,31 @@ hi_slot_files_exist(HiIndexShared *sh)
 	return exists;
 }
 
+/*
+ * Cut a tier file down to nslots slots (its free tail, hi_pt_trim).  Only
+ * space is at stake: on failure the file just stays longer.
+ */
+void
+hi_file_truncate(HiIndexShared *sh, int tier, uint32 nslots)
+{
+	int			fd = hi_file_open(sh, tier, false);
+	off_t		len = (off_t) nslots * sh->meta.page_size;
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && st.st_size <= len)
+		return;
+	if (ftruncate(fd, len) != 0)
+	{
+		char	   *path = hi_slot_path(sh, tier);
+
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not truncate index file \"%s\" to %u slots: %m",
+						path, nslots)));
+		pfree(path);
+	}
+}
+
 /* Is O_DIRECT being used for data files in this backend? */
 bool
 hi_io_direct_ok(void)

@@ -44,6 +44,7 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 
 		/* a checkpoint must not free the old slots while we read them */
 		LWLockAcquire(&sh->ckpt_lock, LW_SHARED);
+		hi_pt_reads_begin(sh);
 		PG_TRY();
 		{
 			for (i = start; i < Min(n, start + depth); i++)
@@ -99,6 +100,7 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 		}
 		PG_FINALLY();
 		{
+			hi_pt_reads_end(sh);
 			LWLockRelease(&sh->ckpt_lock);
 		}
 		PG_END_TRY();

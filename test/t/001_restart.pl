@@ -37,30 +37,13 @@ $node->safe_psql(
 sub fingerprint
 {
 	my ($tbl) = @_;
-	return HiTest::try_psql($node,
-		'postgres', qq{
-		SET enable_seqscan = off; SET enable_bitmapscan = off;
-		SELECT count(*), sum(id) FROM $tbl WHERE geom && ST_MakeEnvelope(100, 100, 600, 450);
-		SELECT string_agg(id::text, ',') FROM (SELECT id FROM $tbl ORDER BY geom <-> 'POINT(500 500)'::geometry LIMIT 5) s;});
+	return HiTest::fingerprint($node, 'postgres', $tbl);
 }
 
 sub full_check
 {
 	my ($label) = @_;
-	for my $ti (['t', 't_idx'], ['u', 'u_idx'])
-	{
-		my ($tbl, $idx) = @$ti;
-		is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('$idx')"), 't', "$label: $idx passes hybrid_index_check");
-		is(HiTest::filters_differential($node, 'postgres', $tbl, $idx, 25, 1000, 7), 'ok',
-			"$label: $idx filters equal seq scan");
-		is(HiTest::knn_differential($node, 'postgres', $tbl, $idx, 8, 1000, 20, 8), 'ok',
-			"$label: $idx kNN equals sorted seq scan");
-		my ($rows, $ids, $ctids) = HiTest::index_scan_counts($node, 'postgres', $tbl);
-		my $heap = $node->safe_psql('postgres',
-			"SELECT count(*) FROM $tbl WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)");
-		is($rows, $heap, "$label: $idx finds every row");
-		is($ids, $rows, "$label: $idx returns no duplicates");
-	}
+	HiTest::full_check($node, 'postgres', $label, $_->[0], $_->[1], windows => 25, knn_points => 8, k => 20, seed => 7) for (['t', 't_idx'], ['u', 'u_idx']);
 	return;
 }
 

@@ -304,6 +304,36 @@ S('DROP SCHEMA s CASCADE');
 gone($sfiles, 'DROP SCHEMA CASCADE');
 no_orphans('DROP SCHEMA CASCADE');
 
+# ---- a checkpoint gives the free tail of a tier file back ----
+# Rewritten pages go to the lowest free slot: the first VACUUM rewrites
+# every leaf past the end of the file (no slot is free after the build),
+# the second rewrites them into the slots the first one freed, so after
+# its checkpoint the end of the file is free and is cut off.
+sub flash_bytes
+{
+	return S("SELECT bytes FROM hybrid_index_files('$_[0]') WHERE kind = 'flash'");
+}
+S(q{CREATE TABLE shrink (id int, geom geometry) WITH (autovacuum_enabled = off);
+	INSERT INTO shrink SELECT i, ST_MakePoint(i % 200, i / 200) FROM generate_series(1, 30000) i;
+	CREATE INDEX shrink_idx ON shrink USING hyrtree (geom) WITH (page_size = 4096);
+	SELECT hybrid_index_checkpoint('shrink_idx');});
+my $b0 = flash_bytes('shrink_idx');
+S(q{DELETE FROM shrink WHERE id % 3 = 0; VACUUM shrink; SELECT hybrid_index_checkpoint('shrink_idx');});
+my $b1 = flash_bytes('shrink_idx');
+S(q{DELETE FROM shrink WHERE id % 3 = 1; VACUUM shrink; SELECT hybrid_index_checkpoint('shrink_idx');});
+my $b2 = flash_bytes('shrink_idx');
+note("flash file: $b0 bytes built, $b1 after the first rewrite, $b2 after the second");
+cmp_ok($b1, '>', $b0, 'rewriting every leaf after the build extends the file');
+cmp_ok($b2, '<', $b1, 'rewriting them again into freed slots shrinks it at the checkpoint');
+is(S("SELECT hybrid_index_check('shrink_idx')"), 't', 'the index is intact after its file shrank');
+is(S(q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+	SELECT count(*) FROM shrink WHERE geom && ST_MakeEnvelope(-1, -1, 300, 300)}), '10000',
+	'every row is found after the file shrank');
+$node->restart;
+is(S("SELECT hybrid_index_check('shrink_idx')"), 't', 'and after a restart');
+S('DROP TABLE shrink');
+no_orphans('file shrink');
+
 # ---- DROP DATABASE removes the files in every tablespace ----
 S('CREATE DATABASE db2');
 HiTest::setup_db($node, 'db2');
@@ -315,6 +345,21 @@ my $db2files = listed('t_idx', 'db2');
 ok(scalar(keys %$db2files) >= 3, 'db2 has index files');
 S('DROP DATABASE db2');
 gone($db2files, 'DROP DATABASE');
+
+# ---- ALTER DATABASE SET TABLESPACE would move our files with the directory ----
+S('CREATE DATABASE db3');
+HiTest::setup_db($node, 'db3');
+S(q{CREATE TABLE t (id int, geom geometry);
+	INSERT INTO t SELECT i, ST_MakePoint(i % 100, i / 100) FROM generate_series(1, 5000) i;
+	CREATE INDEX t_idx ON t USING hyrtree (geom);}, 'db3');
+($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nALTER DATABASE db3 SET TABLESPACE flash");
+isnt($ret, 0, 'ALTER DATABASE SET TABLESPACE is refused while our files are in its default tablespace');
+like($err, qr/0A000:.*cannot move database "db3".*\n.*DETAIL:.*hyb_\d+_\d+\./s, 'the error names a file of ours') or diag($err);
+is(S("SELECT hybrid_index_check('t_idx')", 'db3'), 't', 'the index is intact');
+S('DROP INDEX t_idx', 'db3');
+($ret, $out, $err) = $node->psql('postgres', 'ALTER DATABASE db3 SET TABLESPACE flash');
+is($ret, 0, 'ALTER DATABASE SET TABLESPACE works once no index of ours is there') or diag($err);
+S('DROP DATABASE db3');
 
 # ---- nothing left anywhere; the tablespaces can be dropped now ----
 S('CHECKPOINT');

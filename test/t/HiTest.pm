@@ -13,6 +13,7 @@ use File::Basename qw(dirname);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use HiAM;
 
 our $SRCDIR = realpath(dirname(__FILE__) . '/../..');
 
@@ -123,6 +124,118 @@ sub index_scan_counts
 		SELECT count(*), count(DISTINCT id), count(DISTINCT ctid) FROM $table WHERE geom && $env;});
 	return ($r, $r, $r) if $r =~ /^ERROR/;
 	return split /\|/, $r;
+}
+
+# kNN over every row (k = all) from one point: the index scan must return
+# the sequential scan's rows in the same distance order, NULL and EMPTY
+# geometries (NULL distance) last. Returns "ok" or a description.
+sub knn_all_differential
+{
+	my ($node, $db, $table, $idx, $x, $y) = @_;
+	return try_psql($node,
+		$db, qq{
+		SELECT CASE WHEN dist_same AND ids_same AND index_plan AND seq_plan THEN 'ok'
+		  ELSE format('kNN of all %s rows: dist_same=%s ids_same=%s index_plan=%s seq_plan=%s',
+		              n, dist_same, ids_same, index_plan, seq_plan) END
+		FROM hit.knn_diff('$table', '$idx', ST_MakePoint($x, $y), NULL) d});
+}
+
+# Group point query (geom ~= ANY (array)): index scan equals sequential scan.
+# Returns "t" when equal.
+sub group_differential
+{
+	my ($node, $db, $table, $modulus) = @_;
+	return try_psql($node,
+		$db, qq{
+		CREATE TEMP TABLE grp AS SELECT array_agg(geom) AS a FROM $table WHERE id % $modulus = 7;
+		SET enable_seqscan = off; SET enable_bitmapscan = off;
+		CREATE TEMP TABLE gi AS SELECT id FROM $table WHERE geom ~= ANY ((SELECT a FROM grp)::geometry[]);
+		RESET enable_seqscan; RESET enable_bitmapscan; SET enable_indexscan = off;
+		CREATE TEMP TABLE gs AS SELECT id FROM $table WHERE geom ~= ANY ((SELECT a FROM grp)::geometry[]);
+		SELECT (SELECT count(*) FROM gi) = (SELECT count(*) FROM gs)
+		   AND NOT EXISTS (SELECT id FROM gi EXCEPT ALL SELECT id FROM gs);});
+}
+
+# The differential check of one index, as tests (10 + 1 with group):
+# hybrid_index_check, window filters (index and bitmap scans == seq scan),
+# kNN with a LIMIT and kNN of every row (NULL and EMPTY included) in true
+# distance order, and a full-window index scan finding every non-empty heap
+# row exactly once. %o: windows, knn_points, k, seed, group (1/0).
+sub full_check
+{
+	my ($node, $db, $label, $tbl, $idx, %o) = @_;
+	my $seed = $o{seed} // 7;
+	is(try_psql($node, $db, "SELECT hybrid_index_check('$idx')"), 't',
+		"$label: $idx passes hybrid_index_check");
+	is(filters_differential($node, $db, $tbl, $idx, $o{windows} // 15, 1000, $seed), 'ok',
+		"$label: $idx index and bitmap scans equal seq scan");
+	is(knn_differential($node, $db, $tbl, $idx, $o{knn_points} // 4, 1000, $o{k} // 25, $seed + 1),
+		'ok', "$label: $idx kNN equals sorted seq scan");
+	is(knn_all_differential($node, $db, $tbl, $idx, 100 + $seed * 37 % 800, 900 - $seed * 53 % 800),
+		'ok', "$label: $idx kNN of every row (NULL, EMPTY last) equals sorted seq scan");
+	my ($rows, $ids, $ctids) = index_scan_counts($node, $db, $tbl);
+	is($rows, $node->safe_psql($db, "SELECT count(*) FROM $tbl WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)"),
+		"$label: $idx finds every row");
+	is($ids, $rows, "$label: $idx returns no duplicate ids");
+	is($ctids, $rows, "$label: $idx returns no duplicate TIDs");
+	is(group_differential($node, $db, $tbl, 101), 't', "$label: $idx group point query equals seq scan")
+	  if $o{group};
+	return;
+}
+
+# Run $code->($entry) as one subtest per access method of HiAM (those named
+# in HI_AMS, default all); the code calls skip_unless_am once its node runs.
+sub for_each_am
+{
+	my ($code) = @_;
+	for my $e (HiAM::selected())
+	{
+		my $t0 = time;
+		subtest $e->{am} => sub { $code->($e) };
+		diag(sprintf('%s: %d s', $e->{am}, time - $t0));
+	}
+	return;
+}
+
+# End the current subtest as skipped (stopping the node) when the entry's
+# access method is not installed, e.g. one still being written.
+sub skip_unless_am
+{
+	my ($node, $e) = @_;
+	return if HiAM::exists_in($node, 'postgres', $e->{am});
+	$node->stop;
+	plan skip_all => "access method $e->{am} is not in pg_am";
+	return;
+}
+
+# What an index answers, to compare across a restart: count and id sum of a
+# window, the 5 nearest ids to (500, 500) (ties by id), and $extra_sql
+sub fingerprint
+{
+	my ($node, $db, $tbl, $extra_sql) = @_;
+	return try_psql($node,
+		$db, qq{
+		SET enable_seqscan = off; SET enable_bitmapscan = off;
+		SELECT count(*), sum(id) FROM $tbl WHERE geom && ST_MakeEnvelope(100, 100, 600, 450);
+		@{[ $extra_sql // '' ]}
+		SELECT string_agg(id::text, ',') FROM (SELECT id FROM $tbl ORDER BY geom <-> 'POINT(500 500)'::geometry, id LIMIT 5) s;});
+}
+
+# After VACUUM (INDEX_CLEANUP ON: VACUUM may otherwise skip index vacuuming
+# when few heap pages have dead items) with no other session, the index
+# holds exactly one entry per non-empty heap row and one null entry per
+# NULL or EMPTY row: nothing of an aborted, lost or deleted row is left.
+sub entries_match_heap
+{
+	my ($node, $db, $tbl, $idx, $label) = @_;
+	$node->safe_psql($db, "VACUUM (INDEX_CLEANUP ON) $tbl");
+	is( $node->safe_psql($db,
+			"SELECT (j->>'entries') || '/' || (j->>'null_entries') FROM hybrid_index_inspect('$idx') j"),
+		$node->safe_psql($db,
+			"SELECT count(*) FILTER (WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)) || '/' || "
+			  . "count(*) FILTER (WHERE geom IS NULL OR ST_IsEmpty(geom)) FROM $tbl"),
+		"$label: $idx entries/null entries equal the heap's rows after VACUUM");
+	return;
 }
 
 # All hyb_* files below a directory (recursively), sorted
