@@ -397,6 +397,14 @@ def hgrid_thesis(scale=1.0):
         rq = "w0.001:%s" % ds
         sets.append(QuerySet(rq, ds, "window", nq, area_pct=0.001, distribution="data", seed=seed + 9))
         q.append(Workload("range:%s" % ds, "range", query_set=rq, label="range 0.001 %"))
+        # last, a search-only run whose points are uniform over the extent: a
+        # skew the data does not have (sparse regions' buckets are larger and
+        # so hotter), the case hot-region detection is made for
+        qu = "ptsu:%s" % ds
+        sets.append(QuerySet(qu, ds, "knn", ops, k=1, distribution="uniform", seed=seed + 10))
+        q.append(Workload("mixu0:%s" % ds, "mix", query_set=qu, source=src,
+                          params={"ops": ops, "insert_ratio": 0.0, "search": "point", "keep": True},
+                          label="I/S 0/100, uniform points (%s ops)" % "{:,}".format(ops)))
         wls += q
         phases.append(Phase([ds], sequence=["build"], queries=[w.name for w in q]))
     common = {"buffer_size": buf_kb}

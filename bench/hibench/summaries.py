@@ -284,7 +284,8 @@ def hgrid_summary(r):
     for d in r._datasets():
         ws = r._workloads(d)
         L += ["### %s" % d, ""]
-        for title, sel in (("Insert/search mixes (Fig. 4.3, Table 4.2)", lambda w: w.startswith("mix")),
+        for title, sel in (("Insert/search mixes (Fig. 4.3, Table 4.2; the last: searches at uniform points)",
+                            lambda w: w.startswith("mix")),
                            ("kNN queries (Fig. 4.4, Table 4.3)", lambda w: w.startswith("knn")),
                            ("Range queries (Fig. 4.5, Table 4.4)", lambda w: w.startswith("range"))):
             rows = [w for w in ws if sel(w)]
@@ -308,6 +309,7 @@ def hgrid_summary(r):
             continue
         base = "gffm-flash-emu"
         for w, what, t_h, t_s in (("mix0:%s" % d, "single-point search (0/100)", 0.35, 0.45),
+                                  ("mixu0:%s" % d, "single-point search, uniform points (0/100)", 0.35, 0.45),
                                   ("range:%s" % d, "range queries", 0.20, None)) + tuple(
                 ("knn%d:%s" % (k, d), "%d-NN" % k, 0.15, None) for k in (10, 50, 100, 1000)):
             if w not in ws:
