@@ -732,6 +732,17 @@ flush_victims(HiFrame *dirty, int ndirty)
 	return full;
 }
 
+/* Clear FR_IO of a pinned frame whose I/O this backend gives up */
+static void
+end_io(HiFrame f)
+{
+	HiFrameDesc *d = &descs[f];
+
+	SpinLockAcquire(&d->hdr);
+	d->flags &= ~FR_IO;
+	SpinLockRelease(&d->hdr);
+}
+
 /*
  * Get n clean, detached, pinned frames for pages of idx.  Dirty victims are
  * written out together first.  When that fails because the disk is full,
@@ -751,7 +762,7 @@ get_free_frames(HiIndex *idx, HiFrame *out, int n)
 	{
 		int			want = n - got;
 		int			ncand = 0;
-		int			ndirty = 0;
+		volatile int ndirty = 0;
 		int			i;
 		int			restrict_slot = -1;
 		int			nparked = 0;
@@ -759,32 +770,48 @@ get_free_frames(HiIndex *idx, HiFrame *out, int n)
 		if (idx->sh->budget_frames > 0 &&
 			(int) pg_atomic_read_u32(&idx->sh->nframes) + want > idx->sh->budget_frames)
 			restrict_slot = idx->slotno;
-		for (i = 0; i < want; i++)
+		PG_TRY();
 		{
-			bool		isdirty;
-			HiFrame		f;
-
-			/* under a budget, take from our own pages only as needed */
-			if (restrict_slot >= 0 &&
-				(int) pg_atomic_read_u32(&idx->sh->nframes) + (want - i) <= idx->sh->budget_frames)
-				restrict_slot = -1;
-			f = clock_victim(restrict_slot, full != NULL, &isdirty);
-			if (f < 0)
+			for (i = 0; i < want; i++)
 			{
-				/* disk full, no clean frame: park a dirty page instead */
-				while ((f = spill_victim(restrict_slot)) == -2)
-					CHECK_FOR_INTERRUPTS();
+				bool		isdirty;
+				HiFrame		f;
+
+				/* under a budget, take from our own pages only as needed */
+				if (restrict_slot >= 0 &&
+					(int) pg_atomic_read_u32(&idx->sh->nframes) + (want - i) <= idx->sh->budget_frames)
+					restrict_slot = -1;
+				f = clock_victim(restrict_slot, full != NULL, &isdirty);
 				if (f < 0)
-					break;
-				out[got++] = f;
-				nparked++;
-				continue;
+				{
+					/* disk full, no clean frame: park a dirty page instead */
+					while ((f = spill_victim(restrict_slot)) == -2)
+						CHECK_FOR_INTERRUPTS();
+					if (f < 0)
+						break;
+					out[got++] = f;
+					nparked++;
+					continue;
+				}
+				cand[ncand++] = f;
+				/* with the disk full, clean pages stay where they are */
+				if (isdirty || (full == NULL && migrate_clean_victim(f)))
+					dirty[ndirty++] = f;
 			}
-			cand[ncand++] = f;
-			/* with the disk full, clean pages stay where they are */
-			if (isdirty || (full == NULL && migrate_clean_victim(f)))
-				dirty[ndirty++] = f;
 		}
+		PG_CATCH();
+		{
+			/*
+			 * No victim left (every frame pinned), or a cancel: the victims
+			 * marked for writing are not written.  Their FR_IO must go, or
+			 * every later reader of those pages waits for it forever (the
+			 * pins themselves are dropped at abort).
+			 */
+			for (i = 0; i < ndirty; i++)
+				end_io(dirty[i]);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 		if (ncand == 0 && nparked == 0)
 		{
 			/* every unpinned frame is dirty, the disk and the store full */
@@ -933,46 +960,76 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 		uint32	   *ptes = palloc(sizeof(uint32) * nmiss);
 		char	   *paths[HI_NUM_TIERS] = {NULL, NULL};
 		volatile bool reads_done = false;
+		HiFrame    *mapped;
+		volatile int nmapped = 0;
 
 		free_frames = palloc(sizeof(HiFrame) * nmiss);
 		toread = palloc(sizeof(int) * nmiss);
+		mapped = palloc(sizeof(HiFrame) * nmiss);
 		get_free_frames(idx, free_frames, nmiss);
-		for (i = 0; i < nmiss; i++)
+		PG_TRY();
 		{
-			bool		ours;
-			int			k = miss[i];
-
-			tag.pageno = pagenos[k];
-			frames[k] = map_frame(free_frames[i], &tag, FR_IO, &ours);
-			if (ours)
-				toread[nread++] = k;
-			else
-				waits[nwait++] = k;
-		}
-
-		/* pages parked while the disk was full come back, still dirty */
-		if (hi_spill_any())
-		{
-			int			keep = 0;
-
-			for (i = 0; i < nread; i++)
+			for (i = 0; i < nmiss; i++)
 			{
-				int			k = toread[i];
+				bool		ours;
+				int			k = miss[i];
 
-				if (hi_spill_take(idx->slotno, idx->generation, pagenos[k],
-								  hi_frame_data(frames[k])))
+				tag.pageno = pagenos[k];
+				frames[k] = map_frame(free_frames[i], &tag, FR_IO, &ours);
+				if (ours)
 				{
-					HiFrameDesc *d = &descs[frames[k]];
-
-					SpinLockAcquire(&d->hdr);
-					d->flags = (d->flags & ~FR_IO) | FR_VALID | FR_DIRTY;
-					SpinLockRelease(&d->hdr);
+					toread[nread++] = k;
+					mapped[nmapped++] = frames[k];
 				}
 				else
-					toread[keep++] = k;
+					waits[nwait++] = k;
 			}
-			nread = keep;
+
+			/* pages parked while the disk was full come back, still dirty */
+			if (hi_spill_any())
+			{
+				int			keep = 0;
+
+				for (i = 0; i < nread; i++)
+				{
+					int			k = toread[i];
+
+					if (hi_spill_take(idx->slotno, idx->generation, pagenos[k],
+									  hi_frame_data(frames[k])))
+					{
+						HiFrameDesc *d = &descs[frames[k]];
+
+						SpinLockAcquire(&d->hdr);
+						d->flags = (d->flags & ~FR_IO) | FR_VALID | FR_DIRTY;
+						SpinLockRelease(&d->hdr);
+					}
+					else
+						toread[keep++] = k;
+				}
+				nread = keep;
+			}
 		}
+		PG_CATCH();
+		{
+			/*
+			 * The pages we mapped and marked FR_IO will not be read: unmap
+			 * them, so that other backends waiting for them read them
+			 * themselves instead of waiting forever.
+			 */
+			for (i = 0; i < nmapped; i++)
+			{
+				HiFrameDesc *d = &descs[mapped[i]];
+				bool		io;
+
+				SpinLockAcquire(&d->hdr);
+				io = (d->flags & FR_IO) != 0;
+				SpinLockRelease(&d->hdr);
+				if (io)
+					unmap_failed(mapped[i]);
+			}
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 
 		/* a slot superseded meanwhile stays unused until we are done */
 		hi_pt_reads_begin(idx->sh);
@@ -1028,6 +1085,7 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 		pfree(ptes);
 		pfree(free_frames);
 		pfree(toread);
+		pfree(mapped);
 	}
 
 	/* pages someone else is reading in: wait, and retry if they failed */

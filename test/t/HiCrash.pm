@@ -2,9 +2,10 @@
 #
 # One node per access method, fsync on, restart_after_crash on, flash
 # writes slowed down by device emulation (so that a write batch, a flush or
-# an index checkpoint is in progress most of the time). Two tables per
-# index configuration of the entry get a mixed workload from concurrent
-# psql sessions:
+# an index checkpoint is in progress most of the time), a 4 MB page cache
+# (HI_CRASH_CACHE_MB; 128 frames, so that evictions write pages all the
+# time too). One table per index configuration of the entry gets a mixed
+# workload from concurrent psql sessions:
 #   - 2 writers per table: acknowledged inserts (points, polygons, NULL and
 #     EMPTY geometries), rolled back inserts, savepoints rolled back inside
 #     committed transactions, deletes and updates (also to NULL) of base rows;
@@ -65,6 +66,7 @@ sub torture
 		  . "hybrid_index.emulate_devices = on\n"
 		  . "hybrid_index.flash_write_latency = 1000\n"
 		  . "hybrid_index.flash_parallelism = 4\n"
+		  . "hybrid_index.cache_size = " . ($ENV{HI_CRASH_CACHE_MB} // 4) . "\n"
 		  . ($e->{conf} // ''));
 	HiTest::skip_unless_am($node, $e);
 	HiAM::create_tablespaces($node, $e);

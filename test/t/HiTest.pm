@@ -17,7 +17,8 @@ use HiAM;
 
 our $SRCDIR = realpath(dirname(__FILE__) . '/../..');
 
-# new_node(name, preload => 1, conf => "extra lines", start => 1, fsync => 0)
+# new_node(name, preload => 1, conf => "extra lines", start => 1, fsync => 0);
+# $ENV{HI_TAP_CONF} adds lines to every node's postgresql.conf, after conf
 sub new_node
 {
 	my ($name, %opts) = @_;
@@ -33,6 +34,8 @@ sub new_node
 	  if $preload;
 	$conf .= "fsync = on\n" if $opts{fsync};
 	$conf .= $opts{conf} if $opts{conf};
+	# e.g. HI_TAP_CONF="hybrid_index.io_method = sync": every node, last
+	$conf .= "$ENV{HI_TAP_CONF}\n" if $ENV{HI_TAP_CONF};
 	$node->append_conf('postgresql.conf', $conf);
 	if (!exists $opts{start} || $opts{start})
 	{
