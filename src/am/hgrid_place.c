@@ -67,8 +67,9 @@ hgrid_access(Grid *g, int which, const uint32 *pagenos, const int *frames, int n
 		return;
 	hgrid_params(g->idx->rel, g->gs->page_size, &prm);
 	st = state_of(g);
+	/* a region takes more than 16 bytes of its page: this bounds the ids */
 	if (which == GRID_BUF_DIR)
-		refs = palloc(sizeof(uint32) * GRID_MAX_REGIONS);
+		refs = palloc(sizeof(uint32) * (g->gs->page_size / 16));
 	for (i = 0; i < n; i++)
 	{
 		bool		mark;

@@ -52,7 +52,8 @@ gdv_init(GridDirView *v, char *flat)
 
 /*
  * The ids a sub-directory page points at (bucket ids: GFFM head pages),
- * one per region, into out (room for GRID_MAX_REGIONS); returns how many.
+ * one per region, into out (room for page_size / 16: a region takes more
+ * than 16 bytes of the page); returns how many.
  */
 int
 grid_subdir_refs(const char *page, uint32 *out)
