@@ -38,6 +38,8 @@ def parse(argv):
     ap.add_argument("--configs", help="only configurations matching these comma-separated patterns")
     ap.add_argument("--datasets", help="only datasets matching these comma-separated patterns")
     ap.add_argument("--page-sizes", help="hyrtree-placement, efind-paper: page sizes, e.g. 8192 or 4096,16384")
+    ap.add_argument("--queries", help="hyrtree-placement, hgrid-thesis: probe (index only, no heap), "
+                    "sql, or probe,sql (the default)")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold runs")
     ap.add_argument("--mem-mb", type=int, help="memory budget of every configuration (MB)")
     ap.add_argument("--slack-mb", type=int, help="cgroup limit = budget + 16 MB + slack (processes, page cache)")
@@ -182,6 +184,8 @@ def main(argv):
     kw = {}
     if args.page_sizes and args.preset in ("hyrtree-placement", "efind-paper"):
         kw["page_sizes"] = tuple(int(x) for x in args.page_sizes.split(","))
+    if args.queries and args.preset in ("hyrtree-placement", "hgrid-thesis"):
+        kw["queries"] = args.queries
     preset = presets.PRESETS[args.preset](args.scale, **kw)
     select(preset, args)
     name = args.name or preset.name

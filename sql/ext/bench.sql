@@ -87,6 +87,11 @@ CREATE TABLE hybrid_index_bench.query (
 --   build_insert  index built by inserting every row into an empty indexed table
 --   insert        rows of source_dataset inserted one statement per row
 --   range, knn, point_group   the queries of query_set
+--   range_probe, knn_probe, point_probe   the same searches on the index
+--                 alone (hybrid_index_probe: no heap access, no recheck,
+--                 like FESTIval): geom && window, 10-NN (k), geom ~= point
+--                 (a knn or window query set's geometries, or every point
+--                 of a point_group set); rows = TIDs the index returned
 --   mix           params.insert_ratio of params.ops operations are inserts
 --                 (from source_dataset), the others queries of query_set
 -- params: commit_every (insert kinds: COMMIT after so many rows, 0 = one
@@ -98,16 +103,19 @@ CREATE TABLE hybrid_index_bench.query (
 -- search (mix: "range" = geom && q, "knn" = 10-NN of q, "point" = geom ~= q;
 -- default from the query set's kind), keep (mix: run on the index as the
 -- previous runs left it instead of a fresh build; inserts take the next
--- unused rows of the source).
+-- unused rows of the source), probe (mix: searches through the
+-- index-only probes instead of SQL).
 CREATE TABLE hybrid_index_bench.workload (
 	name text PRIMARY KEY,
 	kind text NOT NULL CHECK (kind IN ('build', 'build_insert', 'insert', 'range', 'knn',
-									   'point_group', 'mix')),
+									   'point_group', 'mix', 'range_probe', 'knn_probe',
+									   'point_probe')),
 	query_set text REFERENCES hybrid_index_bench.query_set ON UPDATE CASCADE,
 	source_dataset text REFERENCES hybrid_index_bench.dataset ON UPDATE CASCADE,
 	params jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(params) = 'object'),
 	description text,
-	CHECK (kind NOT IN ('range', 'knn', 'point_group', 'mix') OR query_set IS NOT NULL),
+	CHECK (kind NOT IN ('range', 'knn', 'point_group', 'mix', 'range_probe', 'knn_probe',
+						'point_probe') OR query_set IS NOT NULL),
 	CHECK (kind NOT IN ('insert', 'mix') OR source_dataset IS NOT NULL)
 );
 

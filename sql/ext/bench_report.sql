@@ -61,9 +61,10 @@ BEGIN
 	agree AS (
 		SELECT e.dataset, e.workload, e.mode,
 			   count(DISTINCT (e.table_rows, e.rows_returned,
-							   CASE WHEN e.wkind = 'knn' THEN NULL ELSE e.result_checksum END))
+							   CASE WHEN e.wkind IN ('knn', 'knn_probe') THEN NULL ELSE e.result_checksum END))
 				   <= count(DISTINCT e.table_rows) AS ok
-		FROM e WHERE e.wkind IN ('range', 'knn', 'point_group', 'mix')
+		FROM e WHERE e.wkind IN ('range', 'knn', 'point_group', 'mix', 'range_probe', 'knn_probe',
+							 'point_probe')
 		GROUP BY e.dataset, e.workload, e.mode)
 	SELECT s.dataset, s.workload, s.kind, s.mode, s.config, s.runs,
 		   s.median, s.avg, s.stddev, s.min, s.max,

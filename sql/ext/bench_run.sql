@@ -10,7 +10,13 @@ CREATE TYPE hybrid_index_bench.measure_result AS (
 	ops bigint, rows_returned bigint, checksum numeric, latencies float8[]);
 
 CREATE FUNCTION hybrid_index_bench._is_query_kind(p_kind text) RETURNS boolean
-LANGUAGE sql IMMUTABLE AS $$ SELECT p_kind IN ('range', 'knn', 'point_group') $$;
+LANGUAGE sql IMMUTABLE AS $$
+	SELECT p_kind IN ('range', 'knn', 'point_group', 'range_probe', 'knn_probe', 'point_probe')
+$$;
+
+-- Index-only query kinds: the searches through hybrid_index_probe*, no heap
+CREATE FUNCTION hybrid_index_bench._is_probe_kind(p_kind text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$ SELECT p_kind IN ('range_probe', 'knn_probe', 'point_probe') $$;
 
 -- The operator of a point_group workload: && (boxes overlap) or ~= (same
 -- box, the thesis' group point query)
@@ -225,6 +231,7 @@ DECLARE
 	ni int := 0;
 	i bigint;
 	skip bigint;
+	search text;
 BEGIN
 	IF kind = 'build' THEN
 		EXECUTE ctx->>'ddl';
@@ -252,6 +259,10 @@ BEGIN
 					   WHERE qs.name = ctx->>'query_set'), 10);
 		sql := CASE kind
 			WHEN 'range' THEN format('SELECT count(*), sum(id) FROM %s WHERE geom && $1', tbl)
+			-- probes: the index alone; no ids, so no checksum
+			WHEN 'range_probe' THEN 'SELECT @extschema@.hybrid_index_probe($3, $1, ''&&''), 0'
+			WHEN 'knn_probe' THEN 'SELECT @extschema@.hybrid_index_probe_knn($3, $1, $2), 0'
+			WHEN 'point_probe' THEN 'SELECT @extschema@.hybrid_index_probe($3, $1, ''~=''), 0'
 			WHEN 'knn' THEN format('SELECT count(*), sum(id) FROM (SELECT id FROM %s '
 								   'ORDER BY geom <-> $1 LIMIT $2) s', tbl)
 			ELSE format('SELECT count(*), sum(id) FROM %s WHERE geom %s ANY($1)', tbl,
@@ -261,8 +272,15 @@ BEGIN
 			t := clock_timestamp();
 			IF kind = 'point_group' THEN
 				EXECUTE sql INTO c, s USING q.geoms;
+			ELSIF kind = 'point_probe' AND q.geoms IS NOT NULL THEN
+				-- a group: one probe per point
+				c := 0;
+				FOR i IN 1 .. coalesce(array_length(q.geoms, 1), 0) LOOP
+					EXECUTE sql INTO n, s USING q.geoms[i], k, (ctx->>'index')::regclass;
+					c := c + n;
+				END LOOP;
 			ELSE
-				EXECUTE sql INTO c, s USING q.geom, k;
+				EXECUTE sql INTO c, s USING q.geom, k, (ctx->>'index')::regclass;
 			END IF;
 			res.ops := res.ops + 1;
 			res.latencies[res.ops] := 1000 * extract(epoch FROM clock_timestamp() - t);
@@ -283,13 +301,23 @@ BEGIN
 			RAISE EXCEPTION 'mix "%" needs % rows of "%" after the % used before; it has %',
 				ctx->>'workload', ceil(n * ratio), ctx->>'source', skip, coalesce(array_length(ig, 1), 0);
 		END IF;
-		sql := CASE coalesce(params->>'search', (SELECT CASE qs.kind WHEN 'knn' THEN 'knn' ELSE 'range' END
+		search := coalesce(params->>'search', (SELECT CASE qs.kind WHEN 'knn' THEN 'knn' ELSE 'range' END
 												 FROM hybrid_index_bench.query_set qs
-												 WHERE qs.name = ctx->>'query_set'))
-			WHEN 'knn' THEN format('SELECT count(*), sum(id) FROM (SELECT id FROM %s ORDER BY geom <-> $1 LIMIT 10) s', tbl)
-			WHEN 'point' THEN format('SELECT count(*), sum(id) FROM %s WHERE geom ~= $1', tbl)
-			WHEN 'range' THEN format('SELECT count(*), sum(id) FROM %s WHERE geom && $1', tbl)
-			ELSE NULL END;
+												 WHERE qs.name = ctx->>'query_set'));
+		IF coalesce((params->>'probe')::boolean, false) THEN
+			-- params.probe: the searches on the index alone (no heap, no checksum)
+			sql := CASE search
+				WHEN 'knn' THEN 'SELECT @extschema@.hybrid_index_probe_knn($2, $1, 10), 0'
+				WHEN 'point' THEN 'SELECT @extschema@.hybrid_index_probe($2, $1, ''~=''), 0'
+				WHEN 'range' THEN 'SELECT @extschema@.hybrid_index_probe($2, $1, ''&&''), 0'
+				ELSE NULL END;
+		ELSE
+			sql := CASE search
+				WHEN 'knn' THEN format('SELECT count(*), sum(id) FROM (SELECT id FROM %s ORDER BY geom <-> $1 LIMIT 10) s', tbl)
+				WHEN 'point' THEN format('SELECT count(*), sum(id) FROM %s WHERE geom ~= $1', tbl)
+				WHEN 'range' THEN format('SELECT count(*), sum(id) FROM %s WHERE geom && $1', tbl)
+				ELSE NULL END;
+		END IF;
 		IF sql IS NULL THEN
 			RAISE EXCEPTION 'params.search of a mix must be range, knn or point, not "%"', params->>'search';
 		END IF;
@@ -300,7 +328,7 @@ BEGIN
 				ni := ni + 1;
 				EXECUTE ins USING ni + skip + off, ig[ni];
 			ELSIF nq > 0 THEN
-				EXECUTE sql INTO c, s USING qg[1 + ((i - ni - 1) % nq)];
+				EXECUTE sql INTO c, s USING qg[1 + ((i - ni - 1) % nq)], (ctx->>'index')::regclass;
 				res.rows_returned := res.rows_returned + c;
 				res.checksum := res.checksum + coalesce(s, 0);
 			END IF;
@@ -325,6 +353,13 @@ BEGIN
 	SELECT qq.geom, qq.geoms INTO q FROM hybrid_index_bench.query qq
 		WHERE qq.set_name = ctx->>'query_set' ORDER BY qq.qid LIMIT 1;
 	IF NOT FOUND THEN
+		RETURN;
+	END IF;
+	IF hybrid_index_bench._is_probe_kind(kind) THEN
+		plan := 'index only (no heap): ' || CASE kind WHEN 'knn_probe' THEN 'hybrid_index_probe_knn'
+													ELSE 'hybrid_index_probe' END
+				|| ' on ' || (ctx->>'index_name');
+		uses_index := true;
 		RETURN;
 	END IF;
 	IF kind = 'range' THEN
