@@ -124,6 +124,7 @@ def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384), queries="probe,
     probe (the index alone, hybrid_index_probe, as the paper measures), sql
     (SELECT ... WHERE geom && window through the executor) or both, probes
     first."""
+    from .summaries import hyrtree_summary
     n = _n(5000000, scale)
     tag = "%dm" % (n // 1000000) if n % 1000000 == 0 else "%dk" % (n // 1000)
     datasets = [Dataset("cities", "cities"),
@@ -172,7 +173,7 @@ def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384), queries="probe,
         datasets=datasets, query_sets=sets, workloads=wls, configs=configs, phases=phases,
         reps=3, baseline="flash-8k-emu" if 8192 in page_sizes else configs[0].name,
         budget=Budget(equal=False, shared_buffers_mb=256, cache_mb=256), fast_tier=True,
-        drop_after_config=True,
+        drop_after_config=True, summary=hyrtree_summary,
         notes=["R-tree on the fast tier = placement none with the index's own tablespace on the fast "
                "device: its pages count as the \"flash\" tier's (the tier of the index's tablespace).","Every run builds the index by insertion and then runs the queries once, "
                "so the placement learns during the measured queries, as in the paper.",
