@@ -395,9 +395,13 @@ FAST_AS_FLASH = {"hybrid_index.flash_read_latency": "7", "hybrid_index.flash_wri
                  "hybrid_index.flash_parallelism": "4"}
 
 
-def hgrid_thesis(scale=1.0):
-    """Issue 7: the thesis' section 4.3.4 (H-Grid) at this machine's scale."""
+def hgrid_thesis(scale=1.0, queries="sql"):
+    """Issue 7: the thesis' section 4.3.4 (H-Grid) at this machine's scale.
+    queries: sql (default), probe or probe,sql: probe adds, before each search
+    workload, its twin on the index alone (hybrid_index_probe*, no heap):
+    point searches at the data points and at uniform points, kNN, range."""
     from .summaries import hgrid_summary
+    modes = _modes(queries)
     n = _n(5000000, scale)
     f = min(scale, 1)
     tag = "%dm" % (n // 1000000) if n % 1000000 == 0 else "%dk" % (n // 1000)
@@ -421,26 +425,44 @@ def hgrid_thesis(scale=1.0):
         qs = "pts:%s" % ds
         sets.append(QuerySet(qs, ds, "knn", ops, k=1, distribution="data", seed=seed))
         # the mixes first: H-Grid learns where the hot regions are as it runs
-        q = [Workload("mix%d:%s" % (m, ds), "mix", query_set=qs, source=src,
-                      params={"ops": ops, "insert_ratio": m / 100.0, "search": "point", "keep": True},
-                      label="I/S %d/%d (%s ops)" % (m, 100 - m, "{:,}".format(ops))) for m in MIXES]
+        q = []
+        if "probe" in modes:
+            # the search-only mix (0/100) on the index alone: every point once
+            q.append(Workload("pts-probe:%s" % ds, "point_probe", query_set=qs, params={"warmup": False},
+                              label="point searches (%s), %s" % ("{:,}".format(ops), PROBE_LABEL)))
+        if "sql" in modes:
+            q += [Workload("mix%d:%s" % (m, ds), "mix", query_set=qs, source=src,
+                           params={"ops": ops, "insert_ratio": m / 100.0, "search": "point", "keep": True},
+                           label="I/S %d/%d (%s ops)" % (m, 100 - m, "{:,}".format(ops))) for m in MIXES]
         for j, k in enumerate(HGRID_KNN_KS):
             kq = "knn%d:%s" % (k, ds)
             sets.append(QuerySet(kq, ds, "knn", nk[k], k=k, distribution="data", seed=seed + 1 + j))
-            q.append(Workload(kq, "knn", query_set=kq, label="%d-NN" % k))
+            if "probe" in modes:
+                q.append(Workload("knn%d-probe:%s" % (k, ds), "knn_probe", query_set=kq,
+                                  label="%d-NN, %s" % (k, PROBE_LABEL)))
+            if "sql" in modes:
+                q.append(Workload(kq, "knn", query_set=kq, label="%d-NN" % k))
         # 0.001 % of the extent: windows following the data hold ~1,500 of
         # 5M real-derived points (0.01 %: ~15,000, heap reads dominate)
         rq = "w0.001:%s" % ds
         sets.append(QuerySet(rq, ds, "window", nq, area_pct=0.001, distribution="data", seed=seed + 9))
-        q.append(Workload("range:%s" % ds, "range", query_set=rq, label="range 0.001 %"))
+        if "probe" in modes:
+            q.append(Workload("range-probe:%s" % ds, "range_probe", query_set=rq,
+                              label="range 0.001 %%, %s" % PROBE_LABEL))
+        if "sql" in modes:
+            q.append(Workload("range:%s" % ds, "range", query_set=rq, label="range 0.001 %"))
         # last, a search-only run whose points are uniform over the extent: a
         # skew the data does not have (sparse regions' buckets are larger and
         # so hotter), the case hot-region detection is made for
         qu = "ptsu:%s" % ds
         sets.append(QuerySet(qu, ds, "knn", ops, k=1, distribution="uniform", seed=seed + 10))
-        q.append(Workload("mixu0:%s" % ds, "mix", query_set=qu, source=src,
-                          params={"ops": ops, "insert_ratio": 0.0, "search": "point", "keep": True},
-                          label="I/S 0/100, uniform points (%s ops)" % "{:,}".format(ops)))
+        if "probe" in modes:
+            q.append(Workload("ptsu-probe:%s" % ds, "point_probe", query_set=qu, params={"warmup": False},
+                              label="point searches at uniform points (%s), %s" % ("{:,}".format(ops), PROBE_LABEL)))
+        if "sql" in modes:
+            q.append(Workload("mixu0:%s" % ds, "mix", query_set=qu, source=src,
+                              params={"ops": ops, "insert_ratio": 0.0, "search": "point", "keep": True},
+                              label="I/S 0/100, uniform points (%s ops)" % "{:,}".format(ops)))
         wls += q
         phases.append(Phase([ds], sequence=["build"], queries=[w.name for w in q]))
     common = {"buffer_size": buf_kb}
@@ -482,7 +504,11 @@ def hgrid_thesis(scale=1.0):
                "Buffers (reloption buffer_size) %d kB per index: 75 %% directories, 25 %% buckets, cold lists "
                "of 128 pages (the lbgrid defaults)." % buf_kb,
                "Runs of a configuration follow each other on one index (mixes keep their inserts), so H-Grid "
-               "learns during the measured runs, as in the thesis; the medians are of 3 runs."])
+               "learns during the measured runs, as in the thesis; the medians are of 3 runs.",
+               "Query modes: %s. Probe runs (%s) call hybrid_index_probe(index, point, '~=') / "
+               "hybrid_index_probe_knn / hybrid_index_probe(index, window, '&&'): the index's search alone, "
+               "no heap fetch and no recheck; each comes right before its SQL twin, on the same index."
+               % (", ".join(modes), PROBE_LABEL)])
 
 
 PRESETS["hgrid-thesis"] = hgrid_thesis

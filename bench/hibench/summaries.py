@@ -286,6 +286,7 @@ def hgrid_summary(r):
         L += ["### %s" % d, ""]
         for title, sel in (("Insert/search mixes (Fig. 4.3, Table 4.2; the last: searches at uniform points)",
                             lambda w: w.startswith("mix")),
+                           ("Point searches on the index alone (probe, no heap)", lambda w: w.startswith("pts")),
                            ("kNN queries (Fig. 4.4, Table 4.3)", lambda w: w.startswith("knn")),
                            ("Range queries (Fig. 4.5, Table 4.4)", lambda w: w.startswith("range"))):
             rows = [w for w in ws if sel(w)]
@@ -310,8 +311,12 @@ def hgrid_summary(r):
         base = "gffm-flash-emu"
         for w, what, t_h, t_s in (("mix0:%s" % d, "single-point search (0/100)", 0.35, 0.45),
                                   ("mixu0:%s" % d, "single-point search, uniform points (0/100)", 0.35, 0.45),
-                                  ("range:%s" % d, "range queries", 0.20, None)) + tuple(
-                ("knn%d:%s" % (k, d), "%d-NN" % k, 0.15, None) for k in (10, 50, 100, 1000)):
+                                  ("pts-probe:%s" % d, "single-point search, probe", 0.35, 0.45),
+                                  ("ptsu-probe:%s" % d, "single-point search, uniform points, probe", 0.35, 0.45),
+                                  ("range:%s" % d, "range queries", 0.20, None),
+                                  ("range-probe:%s" % d, "range queries, probe", 0.20, None)) + tuple(
+                ("knn%d:%s" % (k, d), "%d-NN" % k, 0.15, None) for k in (10, 50, 100, 1000)) + tuple(
+                ("knn%d-probe:%s" % (k, d), "%d-NN, probe" % k, 0.15, None) for k in (10, 50, 100, 1000)):
             if w not in ws:
                 continue
             b = _med(r, d, w, base, "median")
