@@ -322,6 +322,14 @@ typedef struct HiAmOps
 							   uint32 old_pte);
 	/* optional: zero the AM's own counters (hybrid_index_reset_stats) */
 	void		(*reset_stats) (HiIndex *idx);
+
+	/*
+	 * optional: what is wrong with the layout of a page read from storage
+	 * (NULL: nothing).  Runs after the checksum matched, so that a page a
+	 * bug wrote (its checksum is right) is reported, not decoded past its
+	 * end.  Only the header fields the readers trust are checked: cheap.
+	 */
+	const char *(*page_layout) (const char *page, uint32 page_size);
 } HiAmOps;
 
 extern void hi_register_am(const HiAmOps *ops);

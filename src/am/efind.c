@@ -84,7 +84,8 @@ static const HiAmOps efind_ops = {
 	.inspect_json = efind_inspect_json,
 	.pages = rt_pages,
 	.discard = efind_discard,
-	.reset_stats = ef_reset_stats
+	.reset_stats = ef_reset_stats,
+	.page_layout = rt_page_layout
 };
 
 void

@@ -76,7 +76,8 @@ static const HiAmOps hgrid_ops = {
 	.pages = hgrid_pages,
 	.discard = grid_discard,
 	.write_tier = hgrid_write_tier,
-	.reset_stats = hgrid_reset_stats
+	.reset_stats = hgrid_reset_stats,
+	.page_layout = grid_page_layout
 };
 
 static void

@@ -56,7 +56,8 @@ static const HiAmOps hyrtree_ops = {
 	.check = rt_check,
 	.inspect_json = rt_inspect_json,
 	.pages = rt_pages,
-	.discard = NULL
+	.discard = NULL,
+	.page_layout = rt_page_layout
 };
 
 void

@@ -68,7 +68,8 @@ static const HiAmOps lbgrid_ops = {
 	.inspect_json = lbgrid_inspect_json,
 	.pages = lbgrid_pages,
 	.discard = grid_discard,
-	.reset_stats = lbgrid_reset_stats
+	.reset_stats = lbgrid_reset_stats,
+	.page_layout = lbgrid_page_layout
 };
 
 static void

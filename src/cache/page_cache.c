@@ -254,6 +254,24 @@ hi_page_verify(HiIndexShared *sh, const char *page, uint32 pageno, uint32 pte)
 						   h->pageno),
 				 errhint("REINDEX the index.")));
 	}
+	else
+	{
+		const HiAmOps *ops = hi_am_ops_by_kind(sh->meta.am);
+		const char *why;
+
+		if (ops != NULL && ops->page_layout != NULL &&
+			(why = ops->page_layout(page, sh->meta.page_size)) != NULL)
+		{
+			char	   *path = hi_slot_path(sh, HI_PTE_TIER(pte));
+
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("corrupted page %u in index file \"%s\" at slot %u",
+							pageno, path, HI_PTE_SLOT(pte)),
+					 errdetail("The checksum is right but %s.", why),
+					 errhint("REINDEX the index.")));
+		}
+	}
 }
 
 /*

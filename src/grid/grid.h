@@ -97,8 +97,11 @@ typedef struct GridDirHdr
 	uint16		nr;				/* regions */
 	uint16		flags;
 	float4		reach[2];		/* largest reach of its regions */
-	uint32		pad;
+	uint32		pad[2];			/* the scales after it are doubles: 8-aligned */
 } GridDirHdr;
+
+StaticAssertDecl(sizeof(GridDirHdr) % sizeof(double) == 0,
+				 "the scales of a flat directory must be aligned");
 
 /* read-only (except reach) view of a flat directory, on a page or in DSA */
 typedef struct GridDirView
@@ -129,6 +132,8 @@ extern int	gdv_locate(const GridDirView *v, double x, double y);
 extern void gdv_region_box(const GridDirView *v, int r, double *lo, double *hi);
 extern GridDir *gd_new(const double *lo, const double *hi, uint32 ref);
 extern GridDir *gd_decode(const char *flat);
+extern int	grid_chain_capacity(uint32 page_size);
+extern const char *grid_page_layout(const char *page, uint32 page_size);
 extern Size gd_size(const GridDir *d);
 extern void gd_encode(const GridDir *d, char *flat);
 extern void gd_region_box(const GridDir *d, int r, double *lo, double *hi);

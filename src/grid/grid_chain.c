@@ -29,8 +29,8 @@ typedef struct GcHead
 #define GC_HEAD(p)		((GcHead *) ((p) + MAXALIGN(sizeof(HiPageHeader))))
 #define GC_ENTRIES(p)	((GridEntry *) ((p) + GC_HDR_SIZE))
 
-static int
-gc_capacity(uint32 page_size)
+int
+grid_chain_capacity(uint32 page_size)
 {
 	return (int) ((page_size - GC_HDR_SIZE) / sizeof(GridEntry));
 }
@@ -111,7 +111,7 @@ gc_add(Grid *g, uint32 head, const GridEntry *e)
 	int			ft = tail == head ? fh : pin1(g, tail);
 	char	   *tp = page_of(g, ft);
 
-	if (GC_PH(tp)->nentries >= gc_capacity(g->gs->page_size))
+	if (GC_PH(tp)->nentries >= grid_chain_capacity(g->gs->page_size))
 	{
 		uint32		np;
 		int			fn = new_chain_page(g, &np);
@@ -140,7 +140,7 @@ gc_add(Grid *g, uint32 head, const GridEntry *e)
 static void
 gc_replace(Grid *g, uint32 head, const GridEntry *e, int n)
 {
-	int			cap = gc_capacity(g->gs->page_size);
+	int			cap = grid_chain_capacity(g->gs->page_size);
 	int			nold;
 	uint32	   *old = gc_pages(g, head, &nold);
 	int			need = Max(1, (n + cap - 1) / cap);
@@ -337,7 +337,7 @@ chain_replace(Grid *g, uint32 b, const GridEntry *e, int n)
 
 const GridStoreOps grid_chain_ops = {
 	.name = "gffm",
-	.capacity = gc_capacity,
+	.capacity = grid_chain_capacity,
 	.npages = chain_npages,
 	.load = gc_load,
 	.count = gc_count,

@@ -30,6 +30,25 @@ lb_capacity(uint32 page_size)
 }
 
 /*
+ * HiAmOps.page_layout of lbgrid: log-buckets here (lb_load walks nentries
+ * records), every other page kind as in the Grid File core.
+ */
+const char *
+lbgrid_page_layout(const char *page, uint32 page_size)
+{
+	const HiPageHeader *h = (const HiPageHeader *) page;
+
+	if ((h->flags & (HI_PAGE_FLAG_NULLS | GRID_PAGE_DIR | GRID_PAGE_BUCKET | GRID_PAGE_LOG)) ==
+		GRID_PAGE_LOG)
+	{
+		if (h->nentries > lb_capacity(page_size))
+			return "its record count exceeds the log-bucket's capacity";
+		return NULL;
+	}
+	return grid_page_layout(page, page_size);
+}
+
+/*
  * A log-bucket's records stopped counting: cnt fewer live ones.  It is
  * freed when none are left (unless records still go there), else it may
  * become a compaction candidate.

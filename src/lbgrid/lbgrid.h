@@ -126,4 +126,6 @@ extern void lb_check(Grid *g, int64 *entries);
 extern void lb_inspect(Grid *g, StringInfo json);
 extern bool lb_page_info(Grid *g, uint32 pageno, HiPageInfo *info);
 
+extern const char *lbgrid_page_layout(const char *page, uint32 page_size);
+
 #endif							/* LBGRID_H */

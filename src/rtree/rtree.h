@@ -145,6 +145,7 @@ extern void rt_page_init(char *page, uint32 pageno, uint16 level, uint16 flags);
 extern uint32 rt_null_next(const char *page);
 extern void rt_set_null_next(char *page, uint32 next);
 extern void rt_page_box(const char *page, HiBox *box);
+extern const char *rt_page_layout(const char *page, uint32 page_size);
 
 /*
  * PostGIS's && on float boxes (hi_box_overlaps), inlined: it runs for

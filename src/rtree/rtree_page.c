@@ -6,6 +6,34 @@
 
 #include "rtree/rtree.h"
 
+/* deeper than any tree of 2^32 pages with at least two entries per node */
+#define RT_MAX_LEVEL	64
+
+/*
+ * HiAmOps.page_layout of R-tree pages (hyrtree, efind; the NULL/EMPTY list
+ * pages of every AM): entry counts within the page, sane levels.
+ */
+const char *
+rt_page_layout(const char *page, uint32 page_size)
+{
+	const HiPageHeader *h = RT_PAGE_HDR(page);
+
+	if (h->flags & HI_PAGE_FLAG_NULLS)
+	{
+		if (h->level != 0)
+			return "a NULL-list page has a level above 0";
+		if (h->nentries > rt_leaf_capacity(page_size))
+			return "its entry count exceeds the page's capacity";
+		return NULL;
+	}
+	if (h->level >= RT_MAX_LEVEL)
+		return "its level is out of range";
+	if (h->nentries > (h->level == 0 ? rt_leaf_capacity(page_size) :
+					   rt_internal_capacity(page_size)))
+		return "its entry count exceeds the page's capacity";
+	return NULL;
+}
+
 void
 rt_page_init(char *page, uint32 pageno, uint16 level, uint16 flags)
 {

@@ -24,7 +24,7 @@ typedef struct HiMapHeader
 } HiMapHeader;
 
 #define HI_MAP_MAGIC	0x48594D50	/* "HYMP" */
-#define HI_MAP_VERSION	1
+#define HI_MAP_VERSION	2	/* 2: grid directories' header padded to 24 bytes */
 
 extern Oid	hi_map_read_owner(const char *path);
 extern void hi_map_write(HiIndexShared *sh);

@@ -552,6 +552,13 @@ hi_map_read(HiIndexShared *sh, const char *indexname)
 
 	if (buf == NULL)
 		return false;
+	if (bad && len >= sizeof(HiMapHeader) && h->magic == HI_MAP_MAGIC &&
+		h->version != HI_MAP_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("map file \"%s\" of index \"%s\" has format version %u, this build of hybrid_index reads version %u",
+						path, indexname, h->version, HI_MAP_VERSION),
+				 errhint("REINDEX the index.")));
 	if (bad)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),

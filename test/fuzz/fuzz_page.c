@@ -51,6 +51,18 @@ int			LLVMFuzzerInitialize(int *argc, char ***argv);
 /* What the code under test would get from other layers */
 bool		hi_place_suspended = false;
 
+static const HiAmOps fuzz_ops = {
+	.name = "hyrtree",
+	.kind = HI_AM_HYRTREE,
+	.page_layout = rt_page_layout
+};
+
+const HiAmOps *
+hi_am_ops_by_kind(HiAmKind kind)
+{
+	return &fuzz_ops;
+}
+
 void
 hi_pt_check(HiIndexShared *sh)
 {

@@ -5,12 +5,15 @@
 #   bash test/fuzz/run.sh [seconds-per-harness] [harness ...]
 #
 #   seconds   default 60 (per harness)
-#   harness   geom_box, page (default: both)
+#   harness   geom_box, page, grid_page (default: all three)
 #
 # Harnesses (see README.md):
 #   geom_box  hi_geom_box(): the GSERIALIZED box reader (src/geom/geom_box.c)
 #   page      hi_page_verify()/hi_page_checksum() and rt_check()
 #             (src/cache/page_cache.c, src/rtree/rtree_check.c)
+#   grid_page the layout check of grid pages (lbgrid, hgrid) behind
+#             hi_page_verify and the readers of the pages it accepts
+#             (src/grid/grid_layout.c, grid_dir.c, src/lbgrid/lb_store.c)
 #
 # Built with clang -fsanitize=fuzzer,address,undefined (UBSan aborts on the
 # first finding). Work files go to $HI_FUZZ_DIR (default /tmp/hi_fuzz): the
@@ -27,7 +30,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 SECS=${1:-60}
 shift || true
 HARNESSES=("$@")
-[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(geom_box page)
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(geom_box page grid_page)
 OUT=${HI_FUZZ_DIR:-/tmp/hi_fuzz}
 mkdir -p "$OUT"
 
@@ -60,6 +63,7 @@ sources_of() {
 	case "$1" in
 	geom_box) echo "$HERE/fuzz_geom_box.c $HERE/pg_shim.c $ROOT/src/geom/geom_box.c" ;;
 	page) echo "$HERE/fuzz_page.c $HERE/pg_shim.c $ROOT/src/cache/page_cache.c $ROOT/src/rtree/rtree_check.c $ROOT/src/rtree/rtree_page.c $ROOT/src/geom/geom_box.c" ;;
+	grid_page) echo "$HERE/fuzz_grid_page.c $HERE/pg_shim.c $ROOT/src/cache/page_cache.c $ROOT/src/grid/grid_layout.c $ROOT/src/grid/grid_dir.c $ROOT/src/grid/grid_chain.c $ROOT/src/lbgrid/lb_store.c $ROOT/src/rtree/rtree_page.c" ;;
 	*) echo "fuzz: unknown harness $1" >&2; exit 2 ;;
 	esac
 }
@@ -111,6 +115,7 @@ for h in "${HARNESSES[@]}"; do
 	HI_FUZZ_WRITE_SEEDS="$seeds" "$OUT/fuzz_$h"
 	maxlen=4096
 	[ "$h" = page ] && maxlen=40000
+	[ "$h" = grid_page ] && maxlen=16400
 	echo "fuzz: running $h for ${SECS}s"
 	log="$OUT/fuzz_$h.log"
 	set +e

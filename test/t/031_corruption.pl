@@ -7,9 +7,15 @@
 #       REINDEX repairs;
 #   (b) the .flash file truncated: a clear error naming the file (XX001/XX002
 #       /58030), never silently fewer rows; REINDEX repairs;
-#   (c) the .map file corrupted, truncated or deleted: a clear error naming
+#   (c) the .map file corrupted, truncated, deleted or of an older format
+#       version: a clear error naming
 #       the map file with the hint REINDEX; REINDEX repairs and leaves no
 #       orphan file;
+#   (e) for every AM, a page whose checksum is right but whose header is
+#       not (an entry count past the page's capacity; for grid indexes
+#       also a sub-directory larger than its page): what a bug, not a
+#       disk, would write. Reading it fails with XX002 naming the page and
+#       the file; it is never decoded past its end;
 #   (d) the tail of the .log torn after an unflushed-checkpoint workload
 #       (garbage appended, last record cut, last record corrupted; also a
 #       cut inside committed records): replay stops cleanly at the tear,
@@ -206,6 +212,8 @@ healthy('fresh index');
 my @map_damage = (
 	[ 'one byte flipped', sub { flip_byte($_[0], int((-s $_[0]) / 2)) }, 'XX002', qr/map file ".*" of index "t_idx" is corrupted/ ],
 	[ 'header flipped', sub { flip_byte($_[0], 20) }, 'XX002', qr/is corrupted/ ],
+	[ 'written by an older format', sub { patch_file($_[0], 4, pack('V', 1)) }, 'XX002',
+	  qr/map file ".*" of index "t_idx" has format version 1, this build of hybrid_index reads version 2/ ],
 	[ 'truncated', sub { truncate($_[0], 50) or die }, 'XX002', qr/is corrupted/ ],
 	[ 'emptied', sub { truncate($_[0], 0) or die }, 'XX002', qr/is corrupted/ ],
 	[ 'deleted', sub { unlink($_[0]) or die }, '58P01', qr/files of index "t_idx" are missing/ ],
@@ -338,6 +346,104 @@ $node->stop('immediate');
 $node->start;
 healthy('(d) inserts and crash recovery after the torn-log rounds');
 no_crash('end');
+
+# ---------------------------------------------------------------------------
+# (e) a right checksum over a wrong header, for every access method
+# ---------------------------------------------------------------------------
+my @crc_table = map {
+	my $c = $_;
+	$c = ($c & 1) ? (($c >> 1) ^ 0x82F63B78) : ($c >> 1) for 1 .. 8;
+	$c
+} 0 .. 255;
+
+# CRC-32C as hi_page_checksum computes it (over the page after its first 4 bytes)
+sub crc32c
+{
+	my ($data) = @_;
+	my $crc = 0xFFFFFFFF;
+	$crc = $crc_table[ ($crc ^ $_) & 0xFF ] ^ ($crc >> 8) for unpack('C*', $data);
+	return $crc ^ 0xFFFFFFFF;
+}
+
+# rewrite page $pageno of index $idx: $edit->($page) returns the new page
+sub rewrite_page
+{
+	my ($idx, $pageno, $edit) = @_;
+	my $f = files_of($idx);
+	S("SELECT hybrid_index_checkpoint('$idx')");
+	$node->stop;
+	my $pt = read_map($f->{map});
+	my ($tier, $slot) = @{ $pt->{$pageno} };
+	my $path = $tier ? $f->{optane} : $f->{flash};
+	open(my $fh, '<', $path) or die "open $path: $!";
+	binmode $fh;
+	sysseek($fh, $slot * $PSIZE, 0);
+	sysread($fh, my $page, $PSIZE) == $PSIZE or die "short read of $path";
+	close $fh;
+	my $orig_sum = unpack('V', $page);
+	is($orig_sum, crc32c(substr($page, 4)), "(e) $idx: the test computes the page checksum like the server");
+	$page = $edit->($page);
+	substr($page, 0, 4) = pack('V', crc32c(substr($page, 4)));
+	patch_file($path, $slot * $PSIZE, $page);
+	$node->start;
+	return $path;
+}
+
+sub expect_layout_error
+{
+	my ($what, $idx, $pageno, $path, $detail) = @_;
+	for my $scan (qw(index bitmap))
+	{
+		my ($ok, $out, $err) = run("SET enable_seqscan = off; SET enable_bitmapscan = "
+			  . ($scan eq 'bitmap' ? 'on' : 'off') . "; SET enable_indexscan = " . ($scan eq 'index' ? 'on' : 'off')
+			  . "; SELECT count(*) FROM e_$idx WHERE $PLANE");
+		ok(!$ok, "$what: $scan scan fails") or diag("returned $out");
+		like($err, qr/ERROR:\s+XX002:\s+corrupted page $pageno in index file "\Q$path\E"/, "$what: $scan scan: XX002 naming page $pageno and the file");
+		like($err, qr/DETAIL:\s+The checksum is right but $detail/, "$what: $scan scan: says what is wrong");
+	}
+	my ($ok, $out, $err) = run("SELECT hybrid_index_check('$idx')");
+	like($err, qr/ERROR:\s+XX002:/, "$what: hybrid_index_check fails with XX002");
+	no_crash($what);
+	S("REINDEX INDEX $idx");
+	is(S("SELECT hybrid_index_check('$idx')"), 't', "$what: REINDEX repairs");
+	is(S("SET enable_seqscan = off; SELECT count(*) FROM e_$idx WHERE $PLANE"),
+		S("SELECT count(*) FROM e_$idx WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)"), "$what: every row found again");
+	return;
+}
+
+for my $am (qw(hyrtree efind lbgrid hgrid))
+{
+	my $idx = "${am}_e";
+	S(qq{
+		SELECT setseed(0.5);
+		CREATE TABLE e_$idx (id bigint PRIMARY KEY, geom geometry) WITH (autovacuum_enabled = off);
+		INSERT INTO e_$idx SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 5000) i;
+		INSERT INTO e_$idx VALUES (900001, NULL), (900002, 'POINT EMPTY');
+		CREATE INDEX $idx ON e_$idx USING $am (geom) WITH (page_size = $PSIZE);
+	});
+	# a leaf (R-tree) or bucket page (grid): entry count 0xFFFF
+	my $leaf = S("SELECT pageno FROM hybrid_index_pages('$idx') WHERE level = 0 AND entries > 2 ORDER BY entries DESC, pageno LIMIT 1");
+	my $path = rewrite_page($idx, $leaf, sub { my $p = shift; substr($p, 12, 2) = pack('v', 0xFFFF); return $p; });
+	expect_layout_error("(e) $am leaf/bucket page with 65535 entries", $idx, $leaf, $path,
+		qr/its (entry|record) count exceeds the (page|log-bucket)'s capacity/);
+	next unless $am =~ /grid/;
+	# a sub-directory claiming 65535 x 65535 cells
+	my $dir = S("SELECT pageno FROM hybrid_index_pages('$idx') WHERE level = 1 ORDER BY pageno LIMIT 1");
+	$path = rewrite_page($idx, $dir, sub { my $p = shift; substr($p, 24, 4) = pack('vv', 0xFFFF, 0xFFFF); return $p; });
+	expect_layout_error("(e) $am sub-directory larger than its page", $idx, $dir, $path,
+		qr/its sub-directory is larger than the page/);
+	# a cell naming a region that does not exist
+	$path = rewrite_page($idx, $dir, sub {
+		my $p = shift;
+		my ($nx, $ny, $nr) = unpack('vvv', substr($p, 24, 6));
+		# page header 24 bytes, directory header 24, scales, regions of 20 bytes, then the cells
+		my $cells = 24 + 24 + 8 * ($nx + 1 + $ny + 1) + 20 * $nr;
+		substr($p, $cells, 2) = pack('v', $nr + 7);
+		return $p;
+	});
+	expect_layout_error("(e) $am sub-directory cell naming no region", $idx, $dir, $path,
+		qr/a cell of its sub-directory names no region/);
+}
 
 $node->stop;
 done_testing();
