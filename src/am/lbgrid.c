@@ -167,7 +167,7 @@ lbgrid_init(void)
 {
 	grid_shmem_init();
 	grid_register_store(GRID_MODE_LOG, &lb_store_ops);
-	grid_register_am(HI_AM_LBGRID, lbgrid_settings, NULL, NULL);
+	grid_register_am(HI_AM_LBGRID, lbgrid_settings, NULL, NULL, NULL);
 	hi_register_am(&lbgrid_ops);
 	define_gucs();
 	define_reloptions();

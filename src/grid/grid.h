@@ -270,6 +270,13 @@ typedef void (*GridAccessFn) (Grid *g, int which, const uint32 *pagenos,
 /* Optional: frees GridShared.am_ext (the AM's own shared state) */
 typedef void (*GridAmExtFreeFn) (dsa_pointer am_ext);
 
+/*
+ * Optional: a page id was freed (bucket merge, sub-directory merge, chain
+ * shortened); whatever the AM knows of it no longer applies when the id
+ * is reused.  Called with tree_lock held exclusively.
+ */
+typedef void (*GridPageFreedFn) (Grid *g, uint32 pageno);
+
 typedef bool (*GridVacuumFn) (ItemPointer tid, void *arg);
 
 /*
@@ -309,7 +316,7 @@ extern void grid_register_store(int mode, const GridStoreOps *ops);
 /* ---- state (grid_state.c) ---- */
 extern void grid_shmem_init(void);
 extern void grid_register_am(HiAmKind kind, GridSettingsFn settings, GridAccessFn access,
-							 GridAmExtFreeFn free_ext);
+							 GridAmExtFreeFn free_ext, GridPageFreedFn freed);
 extern void grid_note_access(Grid *g, int which, const uint32 *pagenos,
 							 const int *frames, int n);
 extern Grid *grid_open(HiIndex *idx);
