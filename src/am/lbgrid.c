@@ -33,6 +33,7 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
+#include "am/am_common.h"
 #include "am/lbgrid.h"
 #include "lbgrid/lbgrid.h"
 
@@ -277,9 +278,9 @@ lbgrid_buildphasename(int64 phasenum)
 	{
 		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
 			return "initializing";
-		case 2:
+		case AM_PHASE_SCAN:
 			return "reading entries";
-		case 3:
+		case AM_PHASE_LOAD:
 			return "building grid";
 		default:
 			return NULL;
@@ -316,10 +317,10 @@ grid_am_routine(void)
 	am->amkeytype = InvalidOid;
 
 	am->ambuild = lbgrid_build;
-	am->ambuildempty = lbgrid_buildempty;
+	am->ambuildempty = am_buildempty;
 	am->aminsert = lbgrid_insert;
 	am->ambulkdelete = lbgrid_bulkdelete;
-	am->amvacuumcleanup = lbgrid_vacuumcleanup;
+	am->amvacuumcleanup = am_vacuumcleanup;
 	am->amcanreturn = NULL;
 	am->amcostestimate = lbgrid_costestimate;
 	am->amoptions = lbgrid_options;

@@ -14,6 +14,7 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
+#include "am/am_common.h"
 #include "am/rtam.h"
 #include "rtree/rtree.h"
 
@@ -63,9 +64,9 @@ rtam_buildphasename(int64 phasenum)
 	{
 		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
 			return "initializing";
-		case RTAM_PHASE_LOAD:
+		case AM_PHASE_SCAN:
 			return "sorting entries";
-		case RTAM_PHASE_WRITE:
+		case AM_PHASE_LOAD:
 			return "writing pages";
 		default:
 			return NULL;
@@ -98,10 +99,10 @@ rtam_routine(amoptions_function options)
 	am->amkeytype = InvalidOid;
 
 	am->ambuild = rtam_build;
-	am->ambuildempty = rtam_buildempty;
+	am->ambuildempty = am_buildempty;
 	am->aminsert = rtam_insert;
 	am->ambulkdelete = rtam_bulkdelete;
-	am->amvacuumcleanup = rtam_vacuumcleanup;
+	am->amvacuumcleanup = am_vacuumcleanup;
 	am->amcanreturn = NULL;
 	am->amcostestimate = rtam_costestimate;
 	am->amoptions = options;

@@ -1,0 +1,61 @@
+/*
+ * am_common.h
+ *	  Index AM glue shared by all four access methods: what the R-tree AMs
+ *	  (rtam_*.c) and the grid AMs (lbgrid_*.c) do alike around their cores.
+ *	  Each helper has one job; what differs between the cores (their entry
+ *	  types, search, load and vacuum routines) is passed in.
+ */
+#ifndef AM_COMMON_H
+#define AM_COMMON_H
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "nodes/execnodes.h"
+
+#include "hybrid_index.h"
+
+/* build sub-phases reported in pg_stat_progress_create_index */
+#define AM_PHASE_SCAN		2	/* reading the heap */
+#define AM_PHASE_LOAD		3	/* building the index from the entries */
+
+/* ---- am_build.c ---- */
+
+/*
+ * Where a core's build entry keeps the fields a heap scan fills: the key's
+ * box, the heap TID and the key kind (a uint8 HiKeyKind).
+ */
+typedef struct AmBuildLayout
+{
+	Size		size;
+	Size		box_offset;
+	Size		tid_offset;
+	Size		kind_offset;
+} AmBuildLayout;
+
+/*
+ * Loads a new, empty index from the entries of the heap scan; called with
+ * tree_lock held exclusively.
+ */
+typedef void (*AmBulkLoadFn) (HiIndex *idx, void *items, Size n, void *arg);
+
+extern IndexBuildResult *am_build(Relation heap, Relation index, IndexInfo *info,
+								  const AmBuildLayout *layout, bool report_load,
+								  AmBulkLoadFn load, void *arg);
+extern void am_buildempty(Relation index);
+
+/* ---- am_vacuum.c ---- */
+
+/* A core's bulk delete: removes entries whose TID callback says are dead */
+typedef void (*AmBulkDeleteFn) (HiIndex *idx, IndexBulkDeleteCallback callback,
+								void *callback_state, double *removed,
+								double *remaining);
+
+extern IndexBulkDeleteResult *am_bulkdelete(IndexVacuumInfo *info,
+											IndexBulkDeleteResult *stats,
+											IndexBulkDeleteCallback callback,
+											void *callback_state,
+											AmBulkDeleteFn bulk_delete);
+extern IndexBulkDeleteResult *am_vacuumcleanup(IndexVacuumInfo *info,
+											   IndexBulkDeleteResult *stats);
+
+#endif							/* AM_COMMON_H */
