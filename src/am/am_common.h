@@ -58,4 +58,29 @@ extern IndexBulkDeleteResult *am_bulkdelete(IndexVacuumInfo *info,
 extern IndexBulkDeleteResult *am_vacuumcleanup(IndexVacuumInfo *info,
 											   IndexBulkDeleteResult *stats);
 
+
+/* ---- am_scan.c ---- */
+
+/*
+ * The start of every AM's scan state (IndexScanDesc->opaque): the open
+ * index, the memory of the current scan (reset by amrescan), and the
+ * index tuple handed to index-only scans.
+ */
+typedef struct AmScanBase
+{
+	HiIndex    *idx;
+	bool		prepared;		/* scan keys turned into the core's quals */
+	MemoryContext cxt;
+	IndexTuple	null_itup;
+} AmScanBase;
+
+extern IndexScanDesc am_beginscan(Relation index, int nkeys, int norderbys,
+								  Size opaque_size);
+extern void am_rescan_keys(IndexScanDesc scan, ScanKey keys, ScanKey orderbys);
+extern void am_check_forward(IndexScanDesc scan, ScanDirection dir);
+extern bool am_orderby_box(IndexScanDesc scan, HiBox *box);
+extern void am_set_orderby(IndexScanDesc scan, double dist, bool isnull);
+extern void am_set_null_itup(IndexScanDesc scan);
+extern void am_endscan(IndexScanDesc scan);
+
 #endif							/* AM_COMMON_H */
