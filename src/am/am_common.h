@@ -18,6 +18,17 @@
 #define AM_PHASE_SCAN		2	/* reading the heap */
 #define AM_PHASE_LOAD		3	/* building the index from the entries */
 
+/* Scan strategies of our operator classes (GiST's numbers for boxes) */
+#define AM_STRATEGY_OVERLAP		3	/* && */
+#define AM_STRATEGY_SAME		6	/* ~= */
+#define AM_STRATEGY_CONTAINS	7	/* ~ */
+#define AM_STRATEGY_WITHIN		8	/* @ */
+#define AM_STRATEGY_DISTANCE	13	/* <-> */
+
+/* ---- am_routine.c ---- */
+extern IndexAmRoutine *am_routine(void);
+extern bool am_validate(Oid opclassoid, const char *am_phrase);
+
 /* ---- am_build.c ---- */
 
 /*
