@@ -11,6 +11,7 @@
 #include "access/amapi.h"
 #include "access/genam.h"
 #include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
 
 #include "hybrid_index.h"
 
@@ -28,6 +29,15 @@
 /* ---- am_routine.c ---- */
 extern IndexAmRoutine *am_routine(void);
 extern bool am_validate(Oid opclassoid, const char *am_phrase);
+
+/* ---- am_cost.c ---- */
+extern bool am_index_shape(IndexOptInfo *index, double *pages, double *height,
+						   int *page_size);
+extern void am_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+							double pages, int tree_height, Cost descent,
+							Cost *indexStartupCost, Cost *indexTotalCost,
+							Selectivity *indexSelectivity,
+							double *indexCorrelation, double *indexPages);
 
 /* ---- am_build.c ---- */
 
