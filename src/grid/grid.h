@@ -134,6 +134,7 @@ extern GridDir *gd_new(const double *lo, const double *hi, uint32 ref);
 extern GridDir *gd_decode(const char *flat);
 extern int	grid_chain_capacity(uint32 page_size);
 extern const char *grid_page_layout(const char *page, uint32 page_size);
+extern const char *grid_dir_layout(const char *flat, Size room);
 extern Size gd_size(const GridDir *d);
 extern void gd_encode(const GridDir *d, char *flat);
 extern void gd_region_box(const GridDir *d, int r, double *lo, double *hi);
