@@ -10,7 +10,10 @@
 #    a. starts a throw-away cluster (tools/pgcluster.sh),
 #    b. runs pg_regress (make installcheck, tests sql/*.sql), then the
 #       isolation specs (pg_isolation_regress; test/isolation/*.spec made
-#       into one test per access method),
+#       into one test per access method), then pg_regress once more with
+#       io_uring refused by the kernel (kernel.io_uring_disabled = 2 for the
+#       duration, restored afterwards): every AM must fall back to
+#       synchronous I/O and pass the same tests ("nouring");
 #    c. runs pg_prove over test/pgtap/*.sql in a database with pgtap,
 #       postgis and hybrid_index (real data preloaded when available),
 #    d. runs the TAP tests test/t/*.pl (make installcheck with REGRESS
@@ -21,7 +24,7 @@
 # Environment knobs:
 #   HI_SKIP_DEPS=1      don't run install-deps.sh
 #   HI_SKIP_DATA=1      don't fetch the real datasets (real-data tests skip)
-#   HI_SUITES="regress isolation pgtap tap"   which suites to run (default: all four)
+#   HI_SUITES="regress isolation nouring pgtap tap"   which suites to run (default: all)
 #   HI_KEEP=1           keep the temp dir even when everything passed
 #   PROVE_TESTS="test/t/002_crash.pl"  run only some TAP tests
 #   HI_PGTAP="test/pgtap/010_points.sql"  run only some pgTAP files
@@ -29,7 +32,7 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SUITES=${HI_SUITES:-regress isolation pgtap tap}
+SUITES=${HI_SUITES:-regress isolation nouring pgtap tap}
 START=$(date +%s)
 
 if [ "$(id -u)" != 0 ]; then
@@ -93,9 +96,20 @@ PGDATA_DIR="$WORK/pgdata"
 SOCK="/tmp/hybrid_index_sock.$PORT"
 CLUSTER_STARTED=0
 
+# the nouring suite turns io_uring off machine-wide: always turn it back on
+URING_SYSCTL=/proc/sys/kernel/io_uring_disabled
+URING_WAS=
+restore_uring() {
+	if [ -n "$URING_WAS" ]; then
+		echo "$URING_WAS" >"$URING_SYSCTL" || true
+		URING_WAS=
+	fi
+}
+
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
+	restore_uring
 	if [ "$CLUSTER_STARTED" = 1 ]; then
 		bash "$ROOT/tools/pgcluster.sh" stop "$PGDATA_DIR" "$PORT" >/dev/null 2>&1 || true
 	fi
@@ -126,7 +140,7 @@ count_fail() {
 }
 
 need_cluster=0
-case " $SUITES " in *" regress "* | *" isolation "* | *" pgtap "*) need_cluster=1 ;; esac
+case " $SUITES " in *" regress "* | *" isolation "* | *" nouring "* | *" pgtap "*) need_cluster=1 ;; esac
 if [ $need_cluster = 1 ]; then
 	log "starting cluster (port $PORT, data $PGDATA_DIR)"
 	CLUSTER_STARTED=1
@@ -136,7 +150,7 @@ if [ $need_cluster = 1 ]; then
 	if ! HI_EXTRA_CONF="autovacuum = off" bash "$ROOT/tools/pgcluster.sh" start "$PGDATA_DIR" "$PORT"; then
 		echo "test-all: could not start the test cluster"
 		count_fail 1 "cluster start"
-		SUITES=$(echo " $SUITES " | sed 's/ regress / /; s/ isolation / /; s/ pgtap / /')
+		SUITES=$(echo " $SUITES " | sed 's/ regress / /; s/ isolation / /; s/ nouring / /; s/ pgtap / /')
 	fi
 fi
 
@@ -183,6 +197,43 @@ if [[ " $SUITES " == *" isolation "* ]]; then
 		count_fail "$n_bad" "isolation"
 	fi
 	count_pass "$n_ok"
+fi
+
+# --- 3b''. pg_regress with io_uring refused by the kernel ------------------------
+if [[ " $SUITES " == *" nouring "* ]]; then
+	extra_opts="-c log_min_messages=log"
+	if [ -w "$URING_SYSCTL" ]; then
+		URING_WAS=$(cat "$URING_SYSCTL")
+		echo 2 >"$URING_SYSCTL"
+		log "pg_regress with io_uring refused by the kernel (kernel.io_uring_disabled = 2 until it ends)"
+		want_fallback=1
+	else
+		log "pg_regress with hybrid_index.io_method = sync ($URING_SYSCTL not writable: io_uring cannot be refused here)"
+		extra_opts="$extra_opts -c hybrid_index.io_method=sync"
+		want_fallback=0
+	fi
+	mark=$(stat -c %s "$PGDATA_DIR/server.log" 2>/dev/null || echo 0)
+	as_pg env PGOPTIONS="$extra_opts" make installcheck TAP_TESTS= ISOLATION= >"$WORK/nouring.log" 2>&1
+	rc=$?
+	restore_uring
+	grep -E "^(test |ok |not ok |     )|tests? (passed|failed)|^ *[0-9]+ of [0-9]+|All [0-9]+ tests" "$WORK/nouring.log" || true
+	n_ok=$(grep -cE "^(test|     ) +[A-Za-z0-9_]+ +\.\.\. ok" "$WORK/nouring.log" || true)
+	n_bad=$(grep -cE "\.\.\. FAILED|\.\.\. failed" "$WORK/nouring.log" || true)
+	if [ $rc != 0 ]; then
+		[ "$n_bad" -gt 0 ] || n_bad=1
+		[ -s "$WORK/src/regression.diffs" ] && head -c 30000 "$WORK/src/regression.diffs"
+		count_fail "$n_bad" "pg_regress without io_uring"
+	fi
+	count_pass "$n_ok"
+	if [ $want_fallback = 1 ]; then
+		n_fb=$(tail -c +"$((mark + 1))" "$PGDATA_DIR/server.log" | grep -c "io_uring unavailable" || true)
+		if [ "$n_fb" -gt 0 ]; then
+			echo "test-all: nouring: $n_fb backends logged the fallback to synchronous I/O"
+		else
+			echo "test-all: nouring: no backend logged the fallback to synchronous I/O"
+			count_fail 1 "nouring fallback message"
+		fi
+	fi
 fi
 
 # --- 3c. pgTAP -----------------------------------------------------------------------

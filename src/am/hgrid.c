@@ -262,7 +262,8 @@ void
 hgrid_init(void)
 {
 	grid_shmem_init();
-	grid_register_am(HI_AM_HGRID, hgrid_settings, hgrid_access, hgrid_free_ext);
+	grid_register_am(HI_AM_HGRID, hgrid_settings, hgrid_access, hgrid_free_ext,
+					 hgrid_page_freed);
 	hi_register_am(&hgrid_ops);
 	define_gucs();
 	define_reloptions();

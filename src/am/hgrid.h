@@ -51,6 +51,7 @@ extern void hgrid_access(Grid *g, int which, const uint32 *pagenos,
 extern int	hgrid_write_tier(HiIndexShared *sh, int slotno, const char *page,
 							 uint32 old_pte);
 extern void hgrid_free_ext(dsa_pointer am_ext);
+extern void hgrid_page_freed(Grid *g, uint32 pageno);
 extern IndexBuildResult *hgrid_build(Relation heap, Relation index, IndexInfo *info);
 extern IndexBulkDeleteResult *hgrid_bulkdelete(IndexVacuumInfo *info,
 											   IndexBulkDeleteResult *stats,

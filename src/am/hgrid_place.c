@@ -48,6 +48,14 @@ hgrid_free_ext(dsa_pointer am_ext)
 	hr_free(am_ext);
 }
 
+/* GridPageFreedFn: a freed page's weight and pending move are gone */
+void
+hgrid_page_freed(Grid *g, uint32 pageno)
+{
+	if (DsaPointerIsValid(g->gs->am_ext))
+		hr_forget(g->gs->am_ext, pageno);
+}
+
 /*
  * GridAccessFn: weigh every page handed out (Eq. 4.1-4.2, Algorithm 9).
  * A sub-directory tells the policy which buckets are its children.  A
@@ -140,8 +148,17 @@ hgrid_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 void
 hgrid_check(HiIndex *idx)
 {
+	Grid	   *g;
+
 	hi_place_suspended = true;
 	lbgrid_check(idx);
+	/* the policy knows nothing of page ids free for reuse */
+	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	g = grid_open(idx);
+	if (DsaPointerIsValid(g->gs->am_ext) && g->gs->nfree > 0)
+		hr_check_freed(g->gs->am_ext, (const uint32 *) grid_data_ptr(g->gs->free_pages),
+					   g->gs->nfree);
+	LWLockRelease(&idx->sh->tree_lock);
 	hi_place_suspended = false;
 }
 

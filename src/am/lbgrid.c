@@ -20,19 +20,13 @@
  */
 #include "postgres.h"
 
-#include "access/amvalidate.h"
 #include "access/reloptions.h"
-#include "catalog/pg_amop.h"
-#include "catalog/pg_opclass.h"
-#include "commands/progress.h"
-#include "commands/vacuum.h"
-#include "fmgr.h"
-#include "utils/catcache.h"
 #include "commands/defrem.h"
+#include "commands/progress.h"
+#include "fmgr.h"
 #include "utils/guc.h"
-#include "utils/regproc.h"
-#include "utils/syscache.h"
 
+#include "am/am_common.h"
 #include "am/lbgrid.h"
 #include "lbgrid/lbgrid.h"
 
@@ -167,7 +161,7 @@ lbgrid_init(void)
 {
 	grid_shmem_init();
 	grid_register_store(GRID_MODE_LOG, &lb_store_ops);
-	grid_register_am(HI_AM_LBGRID, lbgrid_settings, NULL, NULL);
+	grid_register_am(HI_AM_LBGRID, lbgrid_settings, NULL, NULL, NULL);
 	hi_register_am(&lbgrid_ops);
 	define_gucs();
 	define_reloptions();
@@ -233,41 +227,11 @@ lbgrid_options(Datum reloptions, bool validate)
 	return (bytea *) opts;
 }
 
-/* The operators of an opclass must be &&, ~=, ~, @ and <-> for ORDER BY */
+/* amvalidate: see am_validate(); the message names lbgrid or hgrid */
 static bool
 lbgrid_validate(Oid opclassoid)
 {
-	HeapTuple	tup;
-	Form_pg_opclass form;
-	CatCList   *oprlist;
-	bool		ok = true;
-	int			i;
-
-	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclassoid));
-	if (!HeapTupleIsValid(tup))
-		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
-	form = (Form_pg_opclass) GETSTRUCT(tup);
-	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(form->opcfamily));
-	for (i = 0; i < oprlist->n_members; i++)
-	{
-		Form_pg_amop op = (Form_pg_amop) GETSTRUCT(&oprlist->members[i]->tuple);
-		int			s = op->amopstrategy;
-		bool		search_ok = s == GRID_STRATEGY_OVERLAP || s == GRID_STRATEGY_SAME ||
-			s == GRID_STRATEGY_CONTAINS || s == GRID_STRATEGY_WITHIN;
-
-		if (op->amoppurpose == AMOP_SEARCH ? !search_ok : s != GRID_STRATEGY_DISTANCE)
-		{
-			ereport(INFO,
-					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
-					 errmsg("operator family \"%s\" of access method %s contains operator %s with invalid strategy number %d",
-							NameStr(form->opcname), get_am_name(form->opcmethod),
-							format_operator(op->amopopr), s)));
-			ok = false;
-		}
-	}
-	ReleaseCatCacheList(oprlist);
-	ReleaseSysCache(tup);
-	return ok;
+	return am_validate(opclassoid, NULL);
 }
 
 static char *
@@ -277,9 +241,9 @@ lbgrid_buildphasename(int64 phasenum)
 	{
 		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
 			return "initializing";
-		case 2:
+		case AM_PHASE_SCAN:
 			return "reading entries";
-		case 3:
+		case AM_PHASE_LOAD:
 			return "building grid";
 		default:
 			return NULL;
@@ -293,50 +257,21 @@ lbgrid_buildphasename(int64 phasenum)
 IndexAmRoutine *
 grid_am_routine(void)
 {
-	IndexAmRoutine *am = makeNode(IndexAmRoutine);
+	IndexAmRoutine *am = am_routine();
 
-	am->amstrategies = 0;
-	am->amsupport = 0;
-	am->amoptsprocnum = 0;
-	am->amcanorder = false;
-	am->amcanorderbyop = true;
-	am->amcanbackward = false;
-	am->amcanunique = false;
-	am->amcanmulticol = false;
-	am->amoptionalkey = true;
 	am->amsearcharray = true;	/* geom ~= ANY(...): group point queries */
-	am->amsearchnulls = false;
-	am->amstorage = false;
-	am->amclusterable = false;
-	am->ampredlocks = false;
-	am->amcanparallel = false;
-	am->amcaninclude = false;
-	am->amusemaintenanceworkmem = false;
-	am->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
-	am->amkeytype = InvalidOid;
-
 	am->ambuild = lbgrid_build;
-	am->ambuildempty = lbgrid_buildempty;
 	am->aminsert = lbgrid_insert;
 	am->ambulkdelete = lbgrid_bulkdelete;
-	am->amvacuumcleanup = lbgrid_vacuumcleanup;
-	am->amcanreturn = NULL;
 	am->amcostestimate = lbgrid_costestimate;
 	am->amoptions = lbgrid_options;
-	am->amproperty = NULL;
 	am->ambuildphasename = lbgrid_buildphasename;
 	am->amvalidate = lbgrid_validate;
-	am->amadjustmembers = NULL;
 	am->ambeginscan = lbgrid_beginscan;
 	am->amrescan = lbgrid_rescan;
 	am->amgettuple = lbgrid_gettuple;
 	am->amgetbitmap = lbgrid_getbitmap;
 	am->amendscan = lbgrid_endscan;
-	am->ammarkpos = NULL;
-	am->amrestrpos = NULL;
-	am->amestimateparallelscan = NULL;
-	am->aminitparallelscan = NULL;
-	am->amparallelrescan = NULL;
 	return am;
 }
 

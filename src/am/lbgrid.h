@@ -65,7 +65,6 @@ extern IndexAmRoutine *grid_am_routine(void);
 extern IndexBuildResult *grid_am_build(Relation heap, Relation index, IndexInfo *info,
 									   void (*prepare) (Grid *g));
 extern IndexBuildResult *lbgrid_build(Relation heap, Relation index, IndexInfo *info);
-extern void lbgrid_buildempty(Relation index);
 extern bool lbgrid_insert(Relation index, Datum *values, bool *isnull,
 						  ItemPointer ht_ctid, Relation heap,
 						  IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -84,8 +83,6 @@ extern IndexBulkDeleteResult *lbgrid_bulkdelete(IndexVacuumInfo *info,
 												IndexBulkDeleteResult *stats,
 												IndexBulkDeleteCallback callback,
 												void *callback_state);
-extern IndexBulkDeleteResult *lbgrid_vacuumcleanup(IndexVacuumInfo *info,
-												   IndexBulkDeleteResult *stats);
 
 /* lbgrid_cost.c */
 extern void lbgrid_costestimate(PlannerInfo *root, IndexPath *path,

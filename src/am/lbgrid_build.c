@@ -1,7 +1,6 @@
 /*
  * lbgrid_build.c
- *	  CREATE INDEX (bulk load of the grid), the empty-index build of
- *	  unlogged tables (refused), and insertion.
+ *	  CREATE INDEX (bulk load of the grid) and insertion of the grid AMs.
  *
  * An insertion is logged (redo log, with the inserting transaction's xid)
  * and applied under tree_lock held exclusively; the log is fsynced before
@@ -9,48 +8,32 @@
  */
 #include "postgres.h"
 
-#include "access/tableam.h"
 #include "access/xact.h"
-#include "commands/defrem.h"
-#include "commands/progress.h"
-#include "miscadmin.h"
-#include "pgstat.h"
-#include "utils/memutils.h"
 
+#include "am/am_common.h"
 #include "am/lbgrid.h"
 
-typedef struct BuildState
+static const AmBuildLayout grid_build_layout = {
+	.size = sizeof(GridEntry),
+	.box_offset = offsetof(GridEntry, box),
+	.tid_offset = offsetof(GridEntry, tid),
+	.kind_offset = offsetof(GridEntry, kind)
+};
+
+typedef struct LoadArg
 {
-	GridEntry  *items;
-	Size		n;
-	Size		max;
-	MemoryContext tmpcxt;
-} BuildState;
+	void		(*prepare) (Grid *g);
+} LoadArg;
 
 static void
-build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
-			   bool tupleIsAlive, void *state)
+load(HiIndex *idx, void *items, Size n, void *arg)
 {
-	BuildState *bs = (BuildState *) state;
-	MemoryContext old;
-	GridEntry  *e;
+	LoadArg    *la = (LoadArg *) arg;
+	Grid	   *g = grid_create(idx);
 
-	if (bs->n == bs->max)
-	{
-		bs->max *= 2;
-		bs->items = repalloc_huge(bs->items, sizeof(GridEntry) * bs->max);
-	}
-	e = &bs->items[bs->n];
-	memset(e, 0, sizeof(*e));
-	e->tid = *tid;
-	/* detoasting a big polygon allocates: keep it out of the build's memory */
-	old = MemoryContextSwitchTo(bs->tmpcxt);
-	e->kind = isnull[0] ? HI_KEY_NULL : hi_geom_box(values[0], &e->box);
-	MemoryContextSwitchTo(old);
-	MemoryContextReset(bs->tmpcxt);
-	bs->n++;
-	if ((bs->n & 1023) == 0)
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->n);
+	if (la->prepare)
+		la->prepare(g);
+	grid_bulk_load(g, (GridEntry *) items, n);
 }
 
 /*
@@ -60,63 +43,15 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 IndexBuildResult *
 grid_am_build(Relation heap, Relation index, IndexInfo *info, void (*prepare) (Grid *g))
 {
-	IndexBuildResult *result;
-	BuildState	bs;
-	HiIndex    *idx;
-	Grid	   *g;
-	double		reltuples;
+	LoadArg		la = {prepare};
 
-	if (info->ii_NumIndexAttrs != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("access method %s indexes exactly one geometry column",
-						get_am_name(index->rd_rel->relam))));
-
-	idx = hi_am_create(index);
-
-	bs.max = 1024;
-	bs.n = 0;
-	bs.items = palloc_extended(sizeof(GridEntry) * bs.max, MCXT_ALLOC_HUGE);
-	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "lbgrid build tuple",
-									  ALLOCSET_DEFAULT_SIZES);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, 2);
-	reltuples = table_index_build_scan(heap, index, info, true, true,
-									   build_callback, &bs, NULL);
-	MemoryContextDelete(bs.tmpcxt);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, 3);
-
-	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
-	g = grid_create(idx);
-	if (prepare)
-		prepare(g);
-	grid_bulk_load(g, bs.items, bs.n);
-	idx->sh->building = false;
-	hi_index_checkpoint(idx);
-	LWLockRelease(&idx->sh->tree_lock);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.n);
-
-	result = palloc(sizeof(IndexBuildResult));
-	result->heap_tuples = reltuples;
-	result->index_tuples = bs.n;
-	return result;
+	return am_build(heap, index, info, &grid_build_layout, true, load, &la);
 }
 
 IndexBuildResult *
 lbgrid_build(Relation heap, Relation index, IndexInfo *info)
 {
 	return grid_am_build(heap, index, info, NULL);
-}
-
-void
-lbgrid_buildempty(Relation index)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("access method %s does not support unlogged tables",
-					get_am_name(index->rd_rel->relam)),
-			 errdetail("Index \"%s\" keeps its pages outside PostgreSQL's storage, which cannot reset them after a crash.",
-					   RelationGetRelationName(index))));
 }
 
 bool

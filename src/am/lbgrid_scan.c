@@ -27,37 +27,23 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "am/am_common.h"
 #include "am/lbgrid.h"
 
 typedef struct LbgridScan
 {
-	HiIndex    *idx;
-	bool		prepared;
+	AmScanBase	base;			/* must be first */
 	GridQuery	q;
 	ItemPointer tids;
 	Size		ntids;
 	Size		pos;
 	GridKnn    *knn;
-	MemoryContext cxt;
-	IndexTuple	dummy;			/* for index-only scans, see below */
 } LbgridScan;
 
 IndexScanDesc
 lbgrid_beginscan(Relation index, int nkeys, int norderbys)
 {
-	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
-	LbgridScan *so = palloc0(sizeof(LbgridScan));
-
-	so->idx = hi_am_open(index);
-	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "lbgrid scan",
-									ALLOCSET_DEFAULT_SIZES);
-	if (norderbys > 0)
-	{
-		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
-		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
-	}
-	scan->opaque = so;
-	return scan;
+	return am_beginscan(index, nkeys, norderbys, sizeof(LbgridScan));
 }
 
 static void
@@ -65,8 +51,8 @@ reset_scan(LbgridScan *so)
 {
 	if (so->knn)
 		grid_knn_end(so->knn);
-	MemoryContextReset(so->cxt);
-	so->prepared = false;
+	MemoryContextReset(so->base.cxt);
+	so->base.prepared = false;
 	so->tids = NULL;
 	so->ntids = 0;
 	so->pos = 0;
@@ -79,10 +65,7 @@ lbgrid_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 {
 	LbgridScan *so = (LbgridScan *) scan->opaque;
 
-	if (keys && scan->numberOfKeys > 0)
-		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
-	if (orderbys && scan->numberOfOrderBys > 0)
-		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+	am_rescan_keys(scan, keys, orderbys);
 	reset_scan(so);
 }
 
@@ -159,25 +142,21 @@ prepare(IndexScanDesc scan)
 		if (!possible)
 			q->impossible = true;
 	}
-	so->prepared = true;
+	so->base.prepared = true;
 }
 
 static void
 start_knn(IndexScanDesc scan)
 {
 	LbgridScan *so = (LbgridScan *) scan->opaque;
-	ScanKey		ob = &scan->orderByData[0];
 	HiBox		qbox;
-	bool		qempty = true;
+	bool		qempty = am_orderby_box(scan, &qbox);
 	Grid	   *g;
 
-	memset(&qbox, 0, sizeof(qbox));
-	if (!(ob->sk_flags & SK_ISNULL))
-		qempty = hi_geom_box(ob->sk_argument, &qbox) != HI_KEY_BOX;
-	LWLockAcquire(&so->idx->sh->tree_lock, LW_SHARED);
-	g = grid_open(so->idx);
+	LWLockAcquire(&so->base.idx->sh->tree_lock, LW_SHARED);
+	g = grid_open(so->base.idx);
 	so->knn = grid_knn_begin(g, &qbox, qempty, &so->q);
-	LWLockRelease(&so->idx->sh->tree_lock);
+	LWLockRelease(&so->base.idx->sh->tree_lock);
 }
 
 /* The whole answer of a filter scan */
@@ -186,9 +165,9 @@ search(LbgridScan *so, Size *n)
 {
 	ItemPointer tids;
 
-	LWLockAcquire(&so->idx->sh->tree_lock, LW_SHARED);
-	tids = grid_search(grid_open(so->idx), &so->q, n);
-	LWLockRelease(&so->idx->sh->tree_lock);
+	LWLockAcquire(&so->base.idx->sh->tree_lock, LW_SHARED);
+	tids = grid_search(grid_open(so->base.idx), &so->q, n);
+	LWLockRelease(&so->base.idx->sh->tree_lock);
 	return tids;
 }
 
@@ -199,14 +178,9 @@ lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir)
 	MemoryContext old;
 	bool		found = false;
 
-	if (dir != ForwardScanDirection)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("index \"%s\" only supports forward scans",
-						RelationGetRelationName(scan->indexRelation))));
-
-	old = MemoryContextSwitchTo(so->cxt);
-	if (!so->prepared)
+	am_check_forward(scan, dir);
+	old = MemoryContextSwitchTo(so->base.cxt);
+	if (!so->base.prepared)
 	{
 		prepare(scan);
 		if (!so->q.impossible)
@@ -228,11 +202,7 @@ lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir)
 
 		found = grid_knn_next(so->knn, &scan->xs_heaptid, &dist, &isnull);
 		if (found)
-		{
-			scan->xs_orderbyvals[0] = Float8GetDatum(dist);
-			scan->xs_orderbynulls[0] = isnull;
-			scan->xs_recheckorderby = true;
-		}
+			am_set_orderby(scan, dist, isnull);
 	}
 	else if (so->pos < so->ntids)
 	{
@@ -240,27 +210,8 @@ lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir)
 		found = true;
 	}
 	scan->xs_recheck = hi_recheck;
-
-	/*
-	 * The planner makes index-only scans of any index for queries that use
-	 * no column at all (SELECT count(*) FROM t), even of an AM that cannot
-	 * return its column; such a scan wants an index tuple, and reads none
-	 * of its values.  Hand it one holding NULL.
-	 */
-	if (found && scan->xs_want_itup)
-	{
-		if (so->dummy == NULL)
-		{
-			Datum		value = (Datum) 0;
-			bool		isnull = true;
-			MemoryContext tcxt = MemoryContextSwitchTo(GetMemoryChunkContext(so));
-
-			so->dummy = index_form_tuple(RelationGetDescr(scan->indexRelation), &value, &isnull);
-			MemoryContextSwitchTo(tcxt);
-		}
-		scan->xs_itup = so->dummy;
-		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
-	}
+	if (found)
+		am_set_null_itup(scan);
 	MemoryContextSwitchTo(old);
 	return found;
 }
@@ -269,7 +220,7 @@ int64
 lbgrid_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	LbgridScan *so = (LbgridScan *) scan->opaque;
-	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	MemoryContext old = MemoryContextSwitchTo(so->base.cxt);
 	Size		n = 0;
 
 	prepare(scan);
@@ -294,7 +245,5 @@ lbgrid_endscan(IndexScanDesc scan)
 
 	if (so->knn)
 		grid_knn_end(so->knn);
-	MemoryContextDelete(so->cxt);
-	pfree(so);
-	scan->opaque = NULL;
+	am_endscan(scan);
 }

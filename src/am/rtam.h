@@ -14,17 +14,12 @@
 
 #include "hybrid_index.h"
 
-/* build sub-phases reported in pg_stat_progress_create_index */
-#define RTAM_PHASE_LOAD		2
-#define RTAM_PHASE_WRITE	3
-
 extern void hyrtree_init(void);
 extern char *rtam_buildphasename(int64 phasenum);
 extern IndexAmRoutine *rtam_routine(amoptions_function options);
 
 /* rtam_build.c */
 extern IndexBuildResult *rtam_build(Relation heap, Relation index, IndexInfo *info);
-extern void rtam_buildempty(Relation index);
 extern bool rtam_insert(Relation index, Datum *values, bool *isnull,
 						   ItemPointer ht_ctid, Relation heap,
 						   IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -43,8 +38,6 @@ extern IndexBulkDeleteResult *rtam_bulkdelete(IndexVacuumInfo *info,
 												 IndexBulkDeleteResult *stats,
 												 IndexBulkDeleteCallback callback,
 												 void *callback_state);
-extern IndexBulkDeleteResult *rtam_vacuumcleanup(IndexVacuumInfo *info,
-													IndexBulkDeleteResult *stats);
 
 /* rtam_cost.c */
 extern void rtam_costestimate(PlannerInfo *root, IndexPath *path,

@@ -24,13 +24,13 @@
 #include "pgstat.h"
 #include "utils/memutils.h"
 
+#include "am/am_common.h"
 #include "am/rtam.h"
 #include "rtree/rtree.h"
 
 typedef struct HyrtreeScan
 {
-	HiIndex    *idx;
-	bool		prepared;
+	AmScanBase	base;			/* must be first */
 	bool		no_results;		/* a qual can never be true (NULL/EMPTY) */
 	bool		empty_same;		/* only "~= EMPTY" quals: the EMPTY rows match */
 	RtQual	   *quals;
@@ -41,25 +41,12 @@ typedef struct HyrtreeScan
 	Size		pos;
 	/* kNN scans */
 	RtKnnState *knn;
-	MemoryContext cxt;
 } HyrtreeScan;
 
 IndexScanDesc
 rtam_beginscan(Relation index, int nkeys, int norderbys)
 {
-	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
-	HyrtreeScan *so = palloc0(sizeof(HyrtreeScan));
-
-	so->idx = hi_am_open(index);
-	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "rtam scan",
-									ALLOCSET_DEFAULT_SIZES);
-	if (norderbys > 0)
-	{
-		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);
-		scan->xs_orderbynulls = palloc(sizeof(bool) * norderbys);
-	}
-	scan->opaque = so;
-	return scan;
+	return am_beginscan(index, nkeys, norderbys, sizeof(HyrtreeScan));
 }
 
 void
@@ -68,13 +55,9 @@ rtam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 {
 	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
 
-	if (keys && scan->numberOfKeys > 0)
-		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
-	if (orderbys && scan->numberOfOrderBys > 0)
-		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
-	MemoryContextReset(so->cxt);
-	scan->xs_itup = NULL;		/* it lived in so->cxt */
-	so->prepared = false;
+	am_rescan_keys(scan, keys, orderbys);
+	MemoryContextReset(so->base.cxt);
+	so->base.prepared = false;
 	so->no_results = false;
 	so->tids = NULL;
 	so->ntids = 0;
@@ -116,21 +99,17 @@ prepare(IndexScanDesc scan)
 	/* an entry cannot be EMPTY and satisfy a box qual at once */
 	if (so->empty_same && so->nquals > 0)
 		so->no_results = true;
-	so->prepared = true;
+	so->base.prepared = true;
 }
 
 static void
 start_knn(IndexScanDesc scan)
 {
 	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
-	ScanKey		ob = &scan->orderByData[0];
 	HiBox		qbox;
-	bool		qempty = true;
+	bool		qempty = am_orderby_box(scan, &qbox);
 
-	memset(&qbox, 0, sizeof(qbox));
-	if (!(ob->sk_flags & SK_ISNULL))
-		qempty = hi_geom_box(ob->sk_argument, &qbox) != HI_KEY_BOX;
-	so->knn = rt_knn_begin(so->idx, &qbox, qempty, so->quals, so->nquals);
+	so->knn = rt_knn_begin(so->base.idx, &qbox, qempty, so->quals, so->nquals);
 }
 
 bool
@@ -140,26 +119,21 @@ rtam_gettuple(IndexScanDesc scan, ScanDirection dir)
 	MemoryContext old;
 	bool		found = false;
 
-	if (dir != ForwardScanDirection)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("index \"%s\" only supports forward scans",
-						RelationGetRelationName(scan->indexRelation))));
-
-	old = MemoryContextSwitchTo(so->cxt);
-	if (!so->prepared)
+	am_check_forward(scan, dir);
+	old = MemoryContextSwitchTo(so->base.cxt);
+	if (!so->base.prepared)
 	{
 		prepare(scan);
 		if (!so->no_results)
 		{
 			pgstat_count_index_scan(scan->indexRelation);
 			if (so->empty_same)
-				rt_collect_nulls(so->idx, true, &so->tids, &so->ntids);
+				rt_collect_nulls(so->base.idx, true, &so->tids, &so->ntids);
 			else if (scan->numberOfOrderBys > 0)
 				start_knn(scan);
 			else
 			{
-				so->tids = rt_range_search(so->idx, so->quals, so->nquals, true,
+				so->tids = rt_range_search(so->base.idx, so->quals, so->nquals, true,
 											   &so->ntids);
 				/* no quals at all: a full scan must return NULLs too */
 				if (so->nquals == 0)
@@ -167,7 +141,7 @@ rtam_gettuple(IndexScanDesc scan, ScanDirection dir)
 					ItemPointer nulls;
 					Size		nnulls;
 
-					rt_collect_nulls(so->idx, false, &nulls, &nnulls);
+					rt_collect_nulls(so->base.idx, false, &nulls, &nnulls);
 					if (nnulls > 0)
 					{
 						so->tids = so->tids ?
@@ -190,38 +164,19 @@ rtam_gettuple(IndexScanDesc scan, ScanDirection dir)
 
 		found = rt_knn_next(so->knn, &scan->xs_heaptid, &dist, &isnull);
 		if (found)
-		{
-			scan->xs_orderbyvals[0] = Float8GetDatum(dist);
-			scan->xs_orderbynulls[0] = isnull;
-			scan->xs_recheckorderby = true;
-		}
+			am_set_orderby(scan, dist, isnull);
 	}
 	else if (so->pos < so->ntids)
 	{
 		scan->xs_heaptid = so->tids[so->pos++];
 		found = true;
+		/* EMPTY rows: no distance, they sort last */
 		if (scan->numberOfOrderBys > 0)
-		{
-			/* EMPTY rows: no distance, they sort last */
-			scan->xs_orderbyvals[0] = Float8GetDatum(0);
-			scan->xs_orderbynulls[0] = true;
-			scan->xs_recheckorderby = true;
-		}
+			am_set_orderby(scan, 0, true);
 	}
 	scan->xs_recheck = hi_recheck;
-
-	/*
-	 * An index-only scan that needs no column (count(*)) still wants an
-	 * index tuple; ours keep boxes, not geometries, so it gets a NULL key.
-	 */
-	if (found && scan->xs_want_itup && scan->xs_itup == NULL)
-	{
-		Datum		value = (Datum) 0;
-		bool		isnull = true;
-
-		scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
-		scan->xs_itup = index_form_tuple(scan->xs_itupdesc, &value, &isnull);
-	}
+	if (found)
+		am_set_null_itup(scan);
 	MemoryContextSwitchTo(old);
 	return found;
 }
@@ -230,7 +185,7 @@ int64
 rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
 	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
-	MemoryContext old = MemoryContextSwitchTo(so->cxt);
+	MemoryContext old = MemoryContextSwitchTo(so->base.cxt);
 	ItemPointer tids;
 	Size		n = 0;
 
@@ -240,7 +195,7 @@ rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		pgstat_count_index_scan(scan->indexRelation);
 		if (!so->empty_same)
 		{
-			tids = rt_range_search(so->idx, so->quals, so->nquals, false, &n);
+			tids = rt_range_search(so->base.idx, so->quals, so->nquals, false, &n);
 			if (n > 0)
 				tbm_add_tuples(tbm, tids, (int) n, hi_recheck);
 		}
@@ -248,15 +203,15 @@ rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		{
 			Size		nnulls;
 
-			rt_collect_nulls(so->idx, so->empty_same, &tids, &nnulls);
+			rt_collect_nulls(so->base.idx, so->empty_same, &tids, &nnulls);
 			if (nnulls > 0)
 				tbm_add_tuples(tbm, tids, (int) nnulls, hi_recheck);
 			n += nnulls;
 		}
 	}
 	MemoryContextSwitchTo(old);
-	MemoryContextReset(so->cxt);
-	so->prepared = false;
+	MemoryContextReset(so->base.cxt);
+	so->base.prepared = false;
 	return (int64) n;
 }
 
@@ -267,7 +222,5 @@ rtam_endscan(IndexScanDesc scan)
 
 	if (so->knn)
 		rt_knn_end(so->knn);
-	MemoryContextDelete(so->cxt);
-	pfree(so);
-	scan->opaque = NULL;
+	am_endscan(scan);
 }

@@ -1,43 +1,17 @@
 /*
  * rtam_vacuum.c
- *	  VACUUM support of the R-tree AMs (hyrtree, efind).
+ *	  VACUUM support of the R-tree AMs (hyrtree, efind); the work is in
+ *	  rtree/rtree_vacuum.c, the statistics in am_vacuum.c.
  */
 #include "postgres.h"
 
+#include "am/am_common.h"
 #include "am/rtam.h"
 #include "rtree/rtree.h"
 
 IndexBulkDeleteResult *
 rtam_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
-				   IndexBulkDeleteCallback callback, void *callback_state)
+				IndexBulkDeleteCallback callback, void *callback_state)
 {
-	HiIndex    *idx = hi_am_open(info->index);
-	double		removed,
-				remaining;
-
-	if (stats == NULL)
-		stats = palloc0(sizeof(IndexBulkDeleteResult));
-	rt_bulk_delete(idx, callback, callback_state, &removed, &remaining);
-	stats->tuples_removed += removed;
-	stats->num_index_tuples = remaining;
-	stats->num_pages = idx->sh->meta.npages;
-	return stats;
-}
-
-IndexBulkDeleteResult *
-rtam_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
-{
-	HiIndex    *idx;
-
-	if (info->analyze_only)
-		return stats;
-	idx = hi_am_open(info->index);
-	if (stats == NULL)
-		stats = palloc0(sizeof(IndexBulkDeleteResult));
-	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
-	stats->num_pages = idx->sh->meta.npages;
-	stats->num_index_tuples = (double) (idx->sh->meta.nentries + idx->sh->meta.nnulls);
-	LWLockRelease(&idx->sh->tree_lock);
-	stats->estimated_count = false;
-	return stats;
+	return am_bulkdelete(info, stats, callback, callback_state, rt_bulk_delete);
 }

@@ -134,6 +134,7 @@ extern GridDir *gd_new(const double *lo, const double *hi, uint32 ref);
 extern GridDir *gd_decode(const char *flat);
 extern int	grid_chain_capacity(uint32 page_size);
 extern const char *grid_page_layout(const char *page, uint32 page_size);
+extern const char *grid_dir_layout(const char *flat, Size room);
 extern Size gd_size(const GridDir *d);
 extern void gd_encode(const GridDir *d, char *flat);
 extern void gd_region_box(const GridDir *d, int r, double *lo, double *hi);
@@ -270,6 +271,13 @@ typedef void (*GridAccessFn) (Grid *g, int which, const uint32 *pagenos,
 /* Optional: frees GridShared.am_ext (the AM's own shared state) */
 typedef void (*GridAmExtFreeFn) (dsa_pointer am_ext);
 
+/*
+ * Optional: a page id was freed (bucket merge, sub-directory merge, chain
+ * shortened); whatever the AM knows of it no longer applies when the id
+ * is reused.  Called with tree_lock held exclusively.
+ */
+typedef void (*GridPageFreedFn) (Grid *g, uint32 pageno);
+
 typedef bool (*GridVacuumFn) (ItemPointer tid, void *arg);
 
 /*
@@ -309,7 +317,7 @@ extern void grid_register_store(int mode, const GridStoreOps *ops);
 /* ---- state (grid_state.c) ---- */
 extern void grid_shmem_init(void);
 extern void grid_register_am(HiAmKind kind, GridSettingsFn settings, GridAccessFn access,
-							 GridAmExtFreeFn free_ext);
+							 GridAmExtFreeFn free_ext, GridPageFreedFn freed);
 extern void grid_note_access(Grid *g, int which, const uint32 *pagenos,
 							 const int *frames, int n);
 extern Grid *grid_open(HiIndex *idx);

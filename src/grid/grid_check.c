@@ -17,6 +17,7 @@
 
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
 
 #include "grid/grid.h"
 #include "grid/grid_int.h"
@@ -52,8 +53,12 @@ walk_dirs(Grid *g, int *nout, int *ndirs)
 	BucketRef  *out = palloc(sizeof(BucketRef) * max);
 	int			n = 0;
 	int			i;
+	const char *why;
 
 	grid_root(g, &rv);
+	why = grid_dir_layout((char *) rv.h, MaxAllocHugeSize);
+	if (why != NULL)
+		corrupt("root directory: %s", why);
 	root = gd_decode((char *) rv.h);
 	gd_check(root, "root directory", 0);
 	for (i = 0; i < root->nr; i++)
@@ -72,6 +77,13 @@ walk_dirs(Grid *g, int *nout, int *ndirs)
 		if (((HiPageHeader *) pg)->pageno != page ||
 			!(((HiPageHeader *) pg)->flags & GRID_PAGE_DIR))
 			corrupt("root region %d points at page %u, which is not a sub-directory", i, page);
+		/* the copy in the buffer, even if its stored copy was sound */
+		why = grid_dir_layout(GRID_DIR_FLAT(pg), g->gs->page_size - GRID_DIR_OFF);
+		if (why != NULL)
+		{
+			gbuf_unpin(g, GRID_BUF_DIR, f);
+			corrupt("sub-directory %u: %s", page, why);
+		}
 		d = gd_decode(GRID_DIR_FLAT(pg));
 		gbuf_unpin(g, GRID_BUF_DIR, f);
 		gd_check(d, "sub-directory", page);

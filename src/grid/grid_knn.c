@@ -35,6 +35,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "geom/geom_knn.h"
 #include "grid/grid.h"
 #include "grid/grid_int.h"
 
@@ -94,11 +95,7 @@ struct GridKnn
 	int			maxviews;
 	PendList	buckets;
 	PendList	subdirs;
-	bool		have_last;
-	double		last_dist;
-	ItemPointerData *at_last;
-	int			nat_last;
-	int			maxat_last;
+	HiKnnSeen	seen;			/* entries returned, to skip on restart */
 	bool		tail_started;
 	ItemPointer tail;
 	Size		ntail;
@@ -441,8 +438,7 @@ grid_knn_begin(Grid *g, const HiBox *query, bool query_empty, const GridQuery *q
 								   ALLOCSET_DEFAULT_SIZES);
 	k->tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "grid knn call",
 									  ALLOCSET_DEFAULT_SIZES);
-	k->maxat_last = 16;
-	k->at_last = palloc(sizeof(ItemPointerData) * k->maxat_last);
+	hi_knn_seen_init(&k->seen);
 	return k;
 }
 
@@ -476,38 +472,6 @@ restart(GridKnn *k, Grid *g)
 					 &bd.e[i].tid);
 	}
 	k->started = true;
-}
-
-static bool
-already_returned(GridKnn *k, KnnItem *it)
-{
-	int			i;
-
-	if (!k->have_last || it->dist > k->last_dist)
-		return false;
-	if (it->dist < k->last_dist)
-		return true;
-	for (i = 0; i < k->nat_last; i++)
-		if (ItemPointerEquals(&k->at_last[i], &it->tid))
-			return true;
-	return false;
-}
-
-static void
-note_returned(GridKnn *k, KnnItem *it)
-{
-	if (!k->have_last || it->dist > k->last_dist)
-	{
-		k->have_last = true;
-		k->last_dist = it->dist;
-		k->nat_last = 0;
-	}
-	if (k->nat_last == k->maxat_last)
-	{
-		k->maxat_last *= 2;
-		k->at_last = repalloc(k->at_last, sizeof(ItemPointerData) * k->maxat_last);
-	}
-	k->at_last[k->nat_last++] = it->tid;
 }
 
 /* NULL and EMPTY entries that qualify (all of them without keys) */
@@ -564,9 +528,9 @@ knn_next(GridKnn *k, HiIndexShared *sh, ItemPointer tid, double *dist, bool *isn
 			switch (it->type)
 			{
 				case KI_ENTRY:
-					if (already_returned(k, it))
+					if (hi_knn_seen(&k->seen, it->dist, &it->tid))
 						break;
-					note_returned(k, it);
+					hi_knn_seen_add(&k->seen, it->dist, &it->tid);
 					*tid = it->tid;
 					*dist = it->dist;
 					*isnull = false;

@@ -67,6 +67,7 @@ static const GridStoreOps *stores[GRID_NUM_MODES];
 static GridSettingsFn settings_fns[8];
 static GridAccessFn access_fns[8];
 static GridAmExtFreeFn am_free_fns[8];
+static GridPageFreedFn freed_fns[8];
 
 static Size
 registry_size(void)
@@ -142,12 +143,13 @@ grid_register_store(int mode, const GridStoreOps *ops)
 
 void
 grid_register_am(HiAmKind kind, GridSettingsFn settings, GridAccessFn access,
-				 GridAmExtFreeFn free_ext)
+				 GridAmExtFreeFn free_ext, GridPageFreedFn freed)
 {
 	Assert(kind < lengthof(settings_fns));
 	settings_fns[kind] = settings;
 	access_fns[kind] = access;
 	am_free_fns[kind] = free_ext;
+	freed_fns[kind] = freed;
 }
 
 /* Pages a buffer handed out, for the AM's access statistics (if any) */
@@ -535,9 +537,12 @@ void
 grid_page_free(Grid *g, int which, uint32 pageno)
 {
 	GridShared *gs = g->gs;
+	uint32		kind = g->sh->meta.am;
 
 	gbuf_drop(g, which, pageno);
 	hi_pt_remap(g->sh, pageno, 0);
+	if (kind < lengthof(freed_fns) && freed_fns[kind] != NULL)
+		freed_fns[kind] (g, pageno);
 	if (gs->nfree == gs->free_cap)
 	{
 		dsa_pointer np = dsa_allocate_extended(hi_dsa(), sizeof(uint32) * gs->free_cap * 2,

@@ -615,6 +615,52 @@ hr_maintain(HiIndexShared *sh, dsa_pointer p)
 }
 
 void
+hr_forget(dsa_pointer p, uint32 pageno)
+{
+	HrState    *st = state_of(p);
+
+	LWLockAcquire(&st->lock, LW_EXCLUSIVE);
+	if (pageno < st->cap)
+	{
+		HrPage	   *me = &pages_of(st)[pageno];
+
+		if (me->flags & HR_F_PROMOTE)
+			st->pending_up--;
+		init_pages(pages_of(st), pageno, pageno + 1);
+	}
+	LWLockRelease(&st->lock);
+}
+
+void
+hr_check_freed(dsa_pointer p, const uint32 *ids, uint32 n)
+{
+	HrState    *st = state_of(p);
+	uint32		i;
+
+	LWLockAcquire(&st->lock, LW_SHARED);
+	for (i = 0; i < n; i++)
+	{
+		const HrPage *me;
+
+		if (ids[i] >= st->cap)
+			continue;
+		me = &pages_of(st)[ids[i]];
+		if (me->flags != 0 || me->count != 0 || me->kind != HR_KIND_NONE)
+		{
+			uint32		id = ids[i];
+			uint8		flags = me->flags;
+
+			LWLockRelease(&st->lock);
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("hot-region state of freed page %u is still kept (flags 0x%02x)",
+							id, flags)));
+		}
+	}
+	LWLockRelease(&st->lock);
+}
+
+void
 hr_reset_stats(dsa_pointer p)
 {
 	HrState    *st = state_of(p);

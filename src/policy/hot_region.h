@@ -56,6 +56,12 @@ extern int	hr_write_tier(HiIndexShared *sh, dsa_pointer p, const char *page,
 /* State as JSON members (no braces), for hybrid_index_inspect */
 extern void hr_json(HiIndexShared *sh, dsa_pointer p, StringInfo out);
 
+/* A page id was freed: forget its weight, counts and pending move */
+extern void hr_forget(dsa_pointer p, uint32 pageno);
+
+/* ERROR (XX002) if the policy still holds state of a freed page id */
+extern void hr_check_freed(dsa_pointer p, const uint32 *ids, uint32 n);
+
 /* Forget counters (hybrid_index_reset_stats) */
 extern void hr_reset_stats(dsa_pointer p);
 

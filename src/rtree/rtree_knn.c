@@ -17,6 +17,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "geom/geom_knn.h"
 #include "rtree/rtree.h"
 
 typedef struct KnnItem
@@ -39,11 +40,7 @@ struct RtKnnState
 	pairingheap *heap;
 	bool		started;
 	uint64		split_seen;
-	bool		have_last;
-	double		last_dist;
-	ItemPointerData *at_last;
-	int			nat_last;
-	int			maxat_last;
+	HiKnnSeen	seen;			/* entries returned, to skip on restart */
 	/* after the tree: entries without a distance */
 	bool		tail_started;
 	ItemPointer tail;
@@ -82,8 +79,7 @@ rt_knn_begin(HiIndex *idx, const HiBox *query, bool query_empty,
 	memcpy(st->quals, quals, sizeof(RtQual) * nquals);
 	st->heapcxt = AllocSetContextCreate(CurrentMemoryContext, "rtree knn",
 										ALLOCSET_DEFAULT_SIZES);
-	st->maxat_last = 16;
-	st->at_last = palloc(sizeof(ItemPointerData) * st->maxat_last);
+	hi_knn_seen_init(&st->seen);
 	return st;
 }
 
@@ -116,40 +112,6 @@ restart(RtKnnState *st)
 	st->started = true;
 }
 
-static bool
-already_returned(RtKnnState *st, KnnItem *it)
-{
-	int			i;
-
-	if (!st->have_last)
-		return false;
-	if (it->dist < st->last_dist)
-		return true;
-	if (it->dist > st->last_dist)
-		return false;
-	for (i = 0; i < st->nat_last; i++)
-		if (ItemPointerEquals(&st->at_last[i], &it->tid))
-			return true;
-	return false;
-}
-
-static void
-note_returned(RtKnnState *st, KnnItem *it)
-{
-	if (!st->have_last || it->dist > st->last_dist)
-	{
-		st->have_last = true;
-		st->last_dist = it->dist;
-		st->nat_last = 0;
-	}
-	if (st->nat_last == st->maxat_last)
-	{
-		st->maxat_last *= 2;
-		st->at_last = repalloc(st->at_last, sizeof(ItemPointerData) * st->maxat_last);
-	}
-	st->at_last[st->nat_last++] = it->tid;
-}
-
 /*
  * Next entry in distance order.  *isnull: the entry has no distance
  * (NULL or EMPTY geometry, or a NULL/EMPTY query) and sorts last.
@@ -174,12 +136,12 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 
 			if (it->is_tid)
 			{
-				if (already_returned(st, it))
+				if (hi_knn_seen(&st->seen, it->dist, &it->tid))
 				{
 					pfree(it);
 					continue;
 				}
-				note_returned(st, it);
+				hi_knn_seen_add(&st->seen, it->dist, &it->tid);
 				*tid = it->tid;
 				*dist = it->dist;
 				*isnull = false;

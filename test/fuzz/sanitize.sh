@@ -138,7 +138,7 @@ grep -E "^(test |ok |not ok |     )|tests? (passed|failed)" "$OUT/regress.log"
 # optional: TAP tests too (each makes its own clusters; they inherit the options)
 if [ -n "${HI_SAN_TAP:-}" ]; then
 	echo "sanitize: running TAP tests: $HI_SAN_TAP"
-	(cd "$SRC" && as_pg env "${SANENV[@]}" make installcheck PG_CONFIG="$PG_CONFIG" REGRESS= \
+	(cd "$SRC" && as_pg env "${SANENV[@]}" make installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= \
 		PROVE_TESTS="$HI_SAN_TAP" with_llvm=no) >"$OUT/tap.log" 2>&1 || rc=1
 	grep -E "\.pl \.\.|Result:" "$OUT/tap.log"
 fi

@@ -1,4 +1,5 @@
-# 030_bad_input.pl — what users can throw at a hyrtree index, table-driven.
+# 030_bad_input.pl — what users can throw at an index, table-driven: every
+# value through each access method (hyrtree, efind, lbgrid, hgrid).
 #
 # Every row of the tables below names an input and its expected behaviour:
 #   indexed  the values are stored (inserted into an existing index, and
@@ -209,14 +210,15 @@ my @values = (
 # per-case differential of all filters against all query values
 sub case_diff
 {
-	my ($case, $idx) = @_;
+	my ($case, $idx, $table) = @_;
+	$table //= 'bad';
 	my $filter = defined $case ? "tag = ''$case'' AND" : '';
 	return HiTest::try_psql($node,
 		'postgres', qq{
 		SELECT coalesce(string_agg(format('%s %s: n=%s seq_plan=%s index=%s/%s bitmap=%s/%s',
 		         o.op, q.qn, d.n, d.seq_plan, d.index_same, d.index_plan, d.bitmap_same, d.bitmap_plan), '; '), 'ok')
 		FROM (VALUES ('&&'), ('~='), ('~'), ('\@')) o(op), hi_q q,
-		     LATERAL hit.diff(format('SELECT id FROM bad WHERE $filter geom %s %s', o.op, q.expr), '$idx') d
+		     LATERAL hit.diff(format('SELECT id FROM $table WHERE $filter geom %s %s', o.op, q.expr), '$idx') d
 		WHERE NOT (d.seq_plan AND d.index_same AND d.index_plan AND d.bitmap_same AND d.bitmap_plan)});
 }
 
@@ -272,6 +274,37 @@ is(S("SELECT (hybrid_index_inspect('bad_idx_built')->>'entries')::int + (hybrid_
 is(case_diff(undef, 'bad_idx_built'), 'ok', 'built index: every filter equals seq scan');
 server_ok('build');
 
+# The same values through the other access methods: each gets its own copy
+# of the background rows, every value through aminsert (checked case by
+# case), then all of them again through ambuild.
+for my $am (qw(efind lbgrid hgrid))
+{
+	my ($tbl, $idx) = ("bad_$am", "bad_${am}_idx");
+	S(qq{CREATE TABLE $tbl (id bigserial, tag text, geom geometry);
+		INSERT INTO $tbl (tag, geom) SELECT tag, geom FROM bad WHERE tag = 'background' ORDER BY id;
+		CREATE INDEX $idx ON $tbl USING $am (geom) WITH (page_size = 2048)});
+	for my $v (@values)
+	{
+		my ($case, $knn, $exprs) = @$v;
+		my $n = scalar(@$exprs);
+		my $sql = join(";\n", map { "INSERT INTO $tbl (tag, geom) VALUES ('$case', $_)" } @$exprs);
+		is(HiTest::try_psql($node, 'postgres', $sql), '', "$am: $case: $n values inserted into the indexed table");
+		server_ok("$am: $case");
+		is(S("SELECT count(*) FROM $tbl WHERE tag = '$case'"), $n, "$am: $case: rows stored");
+		is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('$idx')"), 't',
+			"$am: $case: hybrid_index_check passes");
+		is(case_diff($case, $idx, $tbl), 'ok', "$am: $case: &&, ~=, ~, @ against every query value: seq = index = bitmap");
+		server_ok("$am: $case (queries)");
+	}
+	S("DROP INDEX $idx");
+	S("CREATE INDEX ${idx}_built ON $tbl USING $am (geom) WITH (page_size = 2048)");
+	is(S("SELECT hybrid_index_check('${idx}_built')"), 't', "$am: built over every bad value: check passes");
+	is(S("SELECT (hybrid_index_inspect('${idx}_built')->>'entries')::int + (hybrid_index_inspect('${idx}_built')->>'null_entries')::int = count(*) FROM $tbl"),
+		't', "$am: built over every bad value: every row has an entry");
+	is(case_diff(undef, "${idx}_built", $tbl), 'ok', "$am: built index: every filter equals seq scan");
+	server_ok("$am: build");
+}
+
 # kNN over every value with one SRID (NULL, EMPTY, NaN, Infinity, ... rows included)
 for my $case (map { $_->[0] } grep { $_->[1] } @values)
 {
@@ -285,7 +318,7 @@ is(knn_diff('bad_knn', 'bad_knn_idx'), 'ok', 'kNN over all rows equals sorted se
 # to a 1e-300 envelope, a point within 0.5 of a 5e-324-long segment) and
 # for unbounded values; the index's order value must not exceed it.
 my $edge_qns = q{'point', 'window', 'plane', 'empty', 'nan', 'half_nan', 'tiny', 'axis_segment', 'subnormal_box', 'huge', 'bowtie', 'toasted'};
-for my $am (qw(hyrtree efind lbgrid))
+for my $am (qw(hyrtree efind lbgrid hgrid))
 {
 	my ($tbl, $idx) = ('bad_knn', 'bad_knn_idx');
 	if ($am ne 'hyrtree')

@@ -431,7 +431,7 @@ for my $am (qw(hyrtree efind lbgrid hgrid))
 	my $dir = S("SELECT pageno FROM hybrid_index_pages('$idx') WHERE level = 1 ORDER BY pageno LIMIT 1");
 	$path = rewrite_page($idx, $dir, sub { my $p = shift; substr($p, 24, 4) = pack('vv', 0xFFFF, 0xFFFF); return $p; });
 	expect_layout_error("(e) $am sub-directory larger than its page", $idx, $dir, $path,
-		qr/its sub-directory is larger than the page/);
+		qr/its directory is larger than the page/);
 	# a cell naming a region that does not exist
 	$path = rewrite_page($idx, $dir, sub {
 		my $p = shift;
@@ -442,7 +442,7 @@ for my $am (qw(hyrtree efind lbgrid hgrid))
 		return $p;
 	});
 	expect_layout_error("(e) $am sub-directory cell naming no region", $idx, $dir, $path,
-		qr/a cell of its sub-directory names no region/);
+		qr/a cell of its directory names no region/);
 }
 
 $node->stop;

@@ -1,0 +1,114 @@
+/*
+ * am_build.c
+ *	  CREATE INDEX for every hybrid_index AM: the heap scan that turns each
+ *	  row's geometry into a (box, TID, kind) entry of the core's build type,
+ *	  progress reporting, and the bulk load under tree_lock.  Also the
+ *	  refusal of unlogged tables.
+ */
+#include "postgres.h"
+
+#include "access/tableam.h"
+#include "commands/progress.h"
+#include "pgstat.h"
+#include "utils/memutils.h"
+
+#include "am/am_common.h"
+
+typedef struct AmBuildState
+{
+	const AmBuildLayout *layout;
+	char	   *items;
+	Size		n;
+	Size		max;
+	MemoryContext tmpcxt;
+} AmBuildState;
+
+static void
+build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
+			   bool tupleIsAlive, void *state)
+{
+	AmBuildState *bs = (AmBuildState *) state;
+	const AmBuildLayout *l = bs->layout;
+	MemoryContext old;
+	char	   *item;
+
+	if (bs->n == bs->max)
+	{
+		bs->max *= 2;
+		bs->items = repalloc_huge(bs->items, l->size * bs->max);
+	}
+	item = bs->items + l->size * bs->n;
+	memset(item, 0, l->size);
+	*(ItemPointer) (item + l->tid_offset) = *tid;
+	/* detoasting a big polygon allocates: keep it out of the build's memory */
+	old = MemoryContextSwitchTo(bs->tmpcxt);
+	*(uint8 *) (item + l->kind_offset) = isnull[0] ? HI_KEY_NULL :
+		hi_geom_box(values[0], (HiBox *) (item + l->box_offset));
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(bs->tmpcxt);
+	bs->n++;
+	if ((bs->n & 1023) == 0)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->n);
+}
+
+/*
+ * ambuild: read the heap into an array of the core's entries (described by
+ * layout), then hand it to load.  report_load: report AM_PHASE_LOAD before
+ * loading.
+ */
+IndexBuildResult *
+am_build(Relation heap, Relation index, IndexInfo *info,
+		 const AmBuildLayout *layout, bool report_load,
+		 AmBulkLoadFn load, void *arg)
+{
+	IndexBuildResult *result;
+	AmBuildState bs;
+	HiIndex    *idx;
+	double		reltuples;
+
+	if (info->ii_NumIndexAttrs != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("access method %s indexes exactly one geometry column",
+						hi_am_ops(index->rd_rel->relam)->name)));
+
+	idx = hi_am_create(index);
+
+	bs.layout = layout;
+	bs.max = 1024;
+	bs.n = 0;
+	bs.items = palloc_extended(layout->size * bs.max, MCXT_ALLOC_HUGE);
+	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index build tuple",
+									  ALLOCSET_DEFAULT_SIZES);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, AM_PHASE_SCAN);
+	reltuples = table_index_build_scan(heap, index, info, true, true,
+									   build_callback, &bs, NULL);
+	MemoryContextDelete(bs.tmpcxt);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n);
+	if (report_load)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, AM_PHASE_LOAD);
+
+	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
+	load(idx, bs.items, bs.n, arg);
+	idx->sh->building = false;
+	hi_index_checkpoint(idx);
+	LWLockRelease(&idx->sh->tree_lock);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.n);
+
+	result = palloc(sizeof(IndexBuildResult));
+	result->heap_tuples = reltuples;
+	result->index_tuples = bs.n;
+	return result;
+}
+
+/* ambuildempty: our pages live outside PostgreSQL's storage */
+void
+am_buildempty(Relation index)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("access method %s does not support unlogged tables",
+					hi_am_ops(index->rd_rel->relam)->name),
+			 errdetail("Index \"%s\" keeps its pages outside PostgreSQL's storage, which cannot reset them after a crash.",
+					   RelationGetRelationName(index))));
+}

@@ -1,0 +1,107 @@
+/*
+ * am_common.h
+ *	  Index AM glue shared by all four access methods: what the R-tree AMs
+ *	  (rtam_*.c) and the grid AMs (lbgrid_*.c) do alike around their cores.
+ *	  Each helper has one job; what differs between the cores (their entry
+ *	  types, search, load and vacuum routines) is passed in.
+ */
+#ifndef AM_COMMON_H
+#define AM_COMMON_H
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+
+#include "hybrid_index.h"
+
+/* build sub-phases reported in pg_stat_progress_create_index */
+#define AM_PHASE_SCAN		2	/* reading the heap */
+#define AM_PHASE_LOAD		3	/* building the index from the entries */
+
+/* Scan strategies of our operator classes (GiST's numbers for boxes) */
+#define AM_STRATEGY_OVERLAP		3	/* && */
+#define AM_STRATEGY_SAME		6	/* ~= */
+#define AM_STRATEGY_CONTAINS	7	/* ~ */
+#define AM_STRATEGY_WITHIN		8	/* @ */
+#define AM_STRATEGY_DISTANCE	13	/* <-> */
+
+/* ---- am_routine.c ---- */
+extern IndexAmRoutine *am_routine(void);
+extern bool am_validate(Oid opclassoid, const char *am_phrase);
+
+/* ---- am_cost.c ---- */
+extern bool am_index_shape(IndexOptInfo *index, double *pages, double *height,
+						   int *page_size);
+extern void am_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+							double pages, int tree_height, Cost descent,
+							Cost *indexStartupCost, Cost *indexTotalCost,
+							Selectivity *indexSelectivity,
+							double *indexCorrelation, double *indexPages);
+
+/* ---- am_build.c ---- */
+
+/*
+ * Where a core's build entry keeps the fields a heap scan fills: the key's
+ * box, the heap TID and the key kind (a uint8 HiKeyKind).
+ */
+typedef struct AmBuildLayout
+{
+	Size		size;
+	Size		box_offset;
+	Size		tid_offset;
+	Size		kind_offset;
+} AmBuildLayout;
+
+/*
+ * Loads a new, empty index from the entries of the heap scan; called with
+ * tree_lock held exclusively.
+ */
+typedef void (*AmBulkLoadFn) (HiIndex *idx, void *items, Size n, void *arg);
+
+extern IndexBuildResult *am_build(Relation heap, Relation index, IndexInfo *info,
+								  const AmBuildLayout *layout, bool report_load,
+								  AmBulkLoadFn load, void *arg);
+extern void am_buildempty(Relation index);
+
+/* ---- am_vacuum.c ---- */
+
+/* A core's bulk delete: removes entries whose TID callback says are dead */
+typedef void (*AmBulkDeleteFn) (HiIndex *idx, IndexBulkDeleteCallback callback,
+								void *callback_state, double *removed,
+								double *remaining);
+
+extern IndexBulkDeleteResult *am_bulkdelete(IndexVacuumInfo *info,
+											IndexBulkDeleteResult *stats,
+											IndexBulkDeleteCallback callback,
+											void *callback_state,
+											AmBulkDeleteFn bulk_delete);
+extern IndexBulkDeleteResult *am_vacuumcleanup(IndexVacuumInfo *info,
+											   IndexBulkDeleteResult *stats);
+
+
+/* ---- am_scan.c ---- */
+
+/*
+ * The start of every AM's scan state (IndexScanDesc->opaque): the open
+ * index, the memory of the current scan (reset by amrescan), and the
+ * index tuple handed to index-only scans.
+ */
+typedef struct AmScanBase
+{
+	HiIndex    *idx;
+	bool		prepared;		/* scan keys turned into the core's quals */
+	MemoryContext cxt;
+	IndexTuple	null_itup;
+} AmScanBase;
+
+extern IndexScanDesc am_beginscan(Relation index, int nkeys, int norderbys,
+								  Size opaque_size);
+extern void am_rescan_keys(IndexScanDesc scan, ScanKey keys, ScanKey orderbys);
+extern void am_check_forward(IndexScanDesc scan, ScanDirection dir);
+extern bool am_orderby_box(IndexScanDesc scan, HiBox *box);
+extern void am_set_orderby(IndexScanDesc scan, double dist, bool isnull);
+extern void am_set_null_itup(IndexScanDesc scan);
+extern void am_endscan(IndexScanDesc scan);
+
+#endif							/* AM_COMMON_H */

@@ -1,0 +1,46 @@
+/*
+ * am_vacuum.c
+ *	  VACUUM callbacks of every hybrid_index AM: the statistics PostgreSQL
+ *	  wants around the core's own bulk delete (rtree_vacuum.c,
+ *	  grid_vacuum.c).
+ */
+#include "postgres.h"
+
+#include "am/am_common.h"
+
+IndexBulkDeleteResult *
+am_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
+			  IndexBulkDeleteCallback callback, void *callback_state,
+			  AmBulkDeleteFn bulk_delete)
+{
+	HiIndex    *idx = hi_am_open(info->index);
+	double		removed,
+				remaining;
+
+	if (stats == NULL)
+		stats = palloc0(sizeof(IndexBulkDeleteResult));
+	bulk_delete(idx, callback, callback_state, &removed, &remaining);
+	stats->tuples_removed += removed;
+	stats->num_index_tuples = remaining;
+	stats->num_pages = idx->sh->meta.npages;
+	return stats;
+}
+
+/* amvacuumcleanup: the index's size, from its metadata */
+IndexBulkDeleteResult *
+am_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
+{
+	HiIndex    *idx;
+
+	if (info->analyze_only)
+		return stats;
+	idx = hi_am_open(info->index);
+	if (stats == NULL)
+		stats = palloc0(sizeof(IndexBulkDeleteResult));
+	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	stats->num_pages = idx->sh->meta.npages;
+	stats->num_index_tuples = (double) (idx->sh->meta.nentries + idx->sh->meta.nnulls);
+	LWLockRelease(&idx->sh->tree_lock);
+	stats->estimated_count = false;
+	return stats;
+}
