@@ -61,7 +61,7 @@ typedef struct NstEntry
 	uint32		ctn;			/* reads in the current epoch */
 	uint16		hist[HI_WMA_MAX_EPOCHS];	/* hist[0] = last epoch */
 	uint8		nhist;
-	bool		counted;		/* random mode: counted in the quota */
+	bool		counted;		/* random mode: counted in the quota (once) */
 	float		score;
 } NstEntry;
 
@@ -342,7 +342,6 @@ epoch_end(HiIndexShared *sh, int slotno)
 			continue;
 		}
 		e->score = wma_score(e, t);
-		e->counted = false;
 		if (nscores == maxscores)
 		{
 			maxscores *= 2;
@@ -458,7 +457,12 @@ wma_wants(HiIndexShared *sh, int slotno, uint32 pageno)
 		fast_tier_has_room(sh);
 }
 
-/* random mode: count a leaf WMA would have moved, once per epoch */
+/*
+ * random mode: count a leaf WMA would have moved.  Once while the NST
+ * tracks it: WMA moves a hot leaf once and then finds it on the fast tier,
+ * whereas here it stays on flash and would be counted again every epoch
+ * (the control would then move more than WMA does).
+ */
 static void
 count_for_random(HiIndexShared *sh, int slotno, uint32 pageno)
 {

@@ -282,11 +282,14 @@ rt_pages(HiIndex *idx, Size *nout)
 	out = palloc_extended(sizeof(HiPageInfo) * Max(sh->meta.npages, 1), MCXT_ALLOC_HUGE);
 	cur = palloc(sizeof(uint32));
 	cur[0] = sh->meta.root;
-	for (level = sh->meta.height - 1; level >= 0; level--)
+	/* a level without pages ends the walk (a wrong height must not spin) */
+	for (level = sh->meta.height - 1; level >= 0 && ncur > 0; level--)
 	{
 		uint32	   *next = NULL;
 		Size		nnext = 0;
 		Size		i;
+
+		CHECK_FOR_INTERRUPTS();
 
 		if (level > 0)
 			next = palloc_extended(sizeof(uint32) * ncur * rt_internal_capacity(idx->page_size),
