@@ -281,18 +281,10 @@ pts(SeedBuf *b, int ndims, int n, const double *xy)
 static void
 write_seed(const char *dir, int no, const SeedBuf *b)
 {
-	char		path[1024];
-	FILE	   *f;
+	char		name[32];
 
-	snprintf(path, sizeof(path), "%s/seed_%02d", dir, no);
-	f = fopen(path, "wb");
-	if (f == NULL)
-	{
-		perror(path);
-		exit(1);
-	}
-	fwrite(b->d, 1, b->n, f);
-	fclose(f);
+	snprintf(name, sizeof(name), "seed_%02d", no);
+	fuzz_write_seed(dir, name, NULL, 0, b->d, b->n);
 }
 
 static void

@@ -230,19 +230,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 static void
 write_file(const char *dir, const char *name, uint8 flags, const char *page, uint32 psize)
 {
-	char		path[1024];
-	FILE	   *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "wb");
-	if (f == NULL)
-	{
-		perror(path);
-		exit(1);
-	}
-	fputc(flags, f);
-	fwrite(page, 1, psize, f);
-	fclose(f);
+	fuzz_write_seed(dir, name, &flags, 1, page, psize);
 }
 
 static void

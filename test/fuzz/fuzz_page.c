@@ -313,23 +313,6 @@ leaf_entry(char *page, int k, float x, float y, HiKeyKind kind)
 	RT_PAGE_HDR(page)->nentries = k + 1;
 }
 
-static void
-write_file(const char *dir, const char *name, const uint8_t *buf, size_t len)
-{
-	char		path[1024];
-	FILE	   *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "wb");
-	if (f == NULL)
-	{
-		perror(path);
-		exit(1);
-	}
-	fwrite(buf, 1, len, f);
-	fclose(f);
-}
-
 /*
  * A two-level tree (root 0 over leaves 1 and 2) plus a null-list page 3,
  * with real checksums; flags select the page size.
@@ -409,11 +392,11 @@ write_seeds(const char *dir)
 		exit(1);
 	}
 	fuzz_mem_reset();
-	write_file(dir, "tree_2k_checksums", buf, len);
+	fuzz_write_seed(dir, "tree_2k_checksums", NULL, 0, buf, len);
 	len = make_tree(buf, 0, false);
-	write_file(dir, "tree_2k", buf, len);
+	fuzz_write_seed(dir, "tree_2k", NULL, 0, buf, len);
 	len = make_tree(buf, 1, false);
-	write_file(dir, "tree_4k", buf, len);
+	fuzz_write_seed(dir, "tree_4k", NULL, 0, buf, len);
 	fprintf(stderr, "wrote 3 seeds to %s\n", dir);
 }
 

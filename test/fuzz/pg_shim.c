@@ -379,3 +379,25 @@ fuzz_begin_input(void)
 	PG_exception_stack = NULL;
 	error_context_stack = NULL;
 }
+
+void
+fuzz_write_seed(const char *dir, const char *name, const void *head, size_t hlen,
+				const void *body, size_t blen)
+{
+	char		path[1024];
+	FILE	   *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (f == NULL)
+	{
+		perror(path);
+		exit(1);
+	}
+	if ((hlen > 0 && fwrite(head, 1, hlen, f) != hlen) ||
+		(blen > 0 && fwrite(body, 1, blen, f) != blen) || fclose(f) != 0)
+	{
+		perror(path);
+		exit(1);
+	}
+}

@@ -32,6 +32,10 @@ extern long fuzz_mem_live(void);
 /* Call at the start of each input: resets error state and the stack base */
 extern void fuzz_begin_input(void);
 
+/* Write a seed input dir/name of head (hlen bytes) then body (exits on error) */
+extern void fuzz_write_seed(const char *dir, const char *name, const void *head, size_t hlen,
+							const void *body, size_t blen);
+
 /* Render an sqlstate as its five characters */
 extern const char *fuzz_sqlstate(int sqlerrcode);
 
