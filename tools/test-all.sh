@@ -154,49 +154,40 @@ if [ $need_cluster = 1 ]; then
 	fi
 fi
 
+# Summary of a pg_regress / pg_isolation_regress run: print its own lines,
+# count its tests, show the diffs when it failed.
+#   regress_result <exit status> <log> <regression.diffs> <label>
+regress_result() {
+	local rc=$1 logf=$2 diffs=$3 label=$4 n_ok n_bad
+	grep -E "^(test |ok |not ok |     |\+\+\+)|tests? (passed|failed)|^ *[0-9]+ of [0-9]+|All [0-9]+ tests" "$logf" || true
+	n_ok=$(grep -cE "^(test|     ) +[A-Za-z0-9_]+ +\.\.\. ok" "$logf" || true)
+	n_bad=$(grep -cE "\.\.\. FAILED|\.\.\. failed" "$logf" || true)
+	if [ "$rc" != 0 ]; then
+		[ "$n_bad" -gt 0 ] || n_bad=1
+		if [ -s "$diffs" ]; then
+			echo "---------------- $diffs ----------------"
+			head -c 60000 "$diffs"
+			echo "---------------- end of $diffs ----------------"
+		else
+			tail -n 40 "$logf"
+		fi
+		count_fail "$n_bad" "$label"
+	fi
+	count_pass "$n_ok"
+}
+
 # --- 3b. pg_regress ----------------------------------------------------------------
 if [[ " $SUITES " == *" regress "* ]]; then
 	log "pg_regress (make installcheck)"
 	as_pg make installcheck TAP_TESTS= ISOLATION= >"$WORK/regress.log" 2>&1
-	rc=$?
-	grep -E "^(test |ok |not ok |     |\+\+\+)|tests? (passed|failed)|^=+$|^ *[0-9]+ of [0-9]+|All [0-9]+ tests" "$WORK/regress.log" |
-		grep -v "^=*$" || true
-	n_ok=$(grep -cE "^(test|     ) +[A-Za-z0-9_]+ +\.\.\. ok" "$WORK/regress.log" || true)
-	n_bad=$(grep -cE "\.\.\. FAILED|\.\.\. failed" "$WORK/regress.log" || true)
-	if [ $rc != 0 ]; then
-		[ "$n_bad" -gt 0 ] || n_bad=1
-		if [ -s "$WORK/src/regression.diffs" ]; then
-			echo "---------------- regression.diffs ----------------"
-			head -c 60000 "$WORK/src/regression.diffs"
-			echo "---------------- end of regression.diffs ----------------"
-		else
-			tail -n 40 "$WORK/regress.log"
-		fi
-		count_fail "$n_bad" "pg_regress"
-	fi
-	count_pass "$n_ok"
+	regress_result $? "$WORK/regress.log" "$WORK/src/regression.diffs" "pg_regress"
 fi
 
 # --- 3b'. isolation specs ------------------------------------------------------
 if [[ " $SUITES " == *" isolation "* ]]; then
 	log "isolation specs (pg_isolation_regress)"
 	as_pg make installcheck REGRESS= TAP_TESTS= >"$WORK/isolation.log" 2>&1
-	rc=$?
-	grep -E "^test |tests? (passed|failed)|^ *[0-9]+ of [0-9]+|All [0-9]+ tests" "$WORK/isolation.log" || true
-	n_ok=$(grep -cE "^test +[A-Za-z0-9_]+ +\.\.\. ok" "$WORK/isolation.log" || true)
-	n_bad=$(grep -cE "\.\.\. FAILED|\.\.\. failed" "$WORK/isolation.log" || true)
-	if [ $rc != 0 ]; then
-		[ "$n_bad" -gt 0 ] || n_bad=1
-		if [ -s "$WORK/src/output_iso/regression.diffs" ]; then
-			echo "---------------- output_iso/regression.diffs ----------------"
-			head -c 60000 "$WORK/src/output_iso/regression.diffs"
-			echo "---------------- end of output_iso/regression.diffs ----------------"
-		else
-			tail -n 40 "$WORK/isolation.log"
-		fi
-		count_fail "$n_bad" "isolation"
-	fi
-	count_pass "$n_ok"
+	regress_result $? "$WORK/isolation.log" "$WORK/src/output_iso/regression.diffs" "isolation"
 fi
 
 # --- 3b''. pg_regress with io_uring refused by the kernel ------------------------
@@ -216,15 +207,7 @@ if [[ " $SUITES " == *" nouring "* ]]; then
 	as_pg env PGOPTIONS="$extra_opts" make installcheck TAP_TESTS= ISOLATION= >"$WORK/nouring.log" 2>&1
 	rc=$?
 	restore_uring
-	grep -E "^(test |ok |not ok |     )|tests? (passed|failed)|^ *[0-9]+ of [0-9]+|All [0-9]+ tests" "$WORK/nouring.log" || true
-	n_ok=$(grep -cE "^(test|     ) +[A-Za-z0-9_]+ +\.\.\. ok" "$WORK/nouring.log" || true)
-	n_bad=$(grep -cE "\.\.\. FAILED|\.\.\. failed" "$WORK/nouring.log" || true)
-	if [ $rc != 0 ]; then
-		[ "$n_bad" -gt 0 ] || n_bad=1
-		[ -s "$WORK/src/regression.diffs" ] && head -c 30000 "$WORK/src/regression.diffs"
-		count_fail "$n_bad" "pg_regress without io_uring"
-	fi
-	count_pass "$n_ok"
+	regress_result $rc "$WORK/nouring.log" "$WORK/src/regression.diffs" "pg_regress without io_uring"
 	if [ $want_fallback = 1 ]; then
 		n_fb=$(tail -c +"$((mark + 1))" "$PGDATA_DIR/server.log" | grep -c "io_uring unavailable" || true)
 		if [ "$n_fb" -gt 0 ]; then

@@ -99,6 +99,20 @@ probe_close(Relation index, Relation heap)
 }
 
 /* Count the exact TIDs of a bitmap; refuse lossy pages */
+/* TIDs an index scan returns, at most limit of them */
+static int64
+probe_count_tids(IndexScanDesc scan, int64 limit)
+{
+	int64		n = 0;
+
+	while (n < limit && index_getnext_tid(scan, ForwardScanDirection) != NULL)
+	{
+		CHECK_FOR_INTERRUPTS();
+		n++;
+	}
+	return n;
+}
+
 static int64
 probe_count_bitmap(TIDBitmap *tbm, Relation index)
 {
@@ -166,11 +180,7 @@ hybrid_index_probe(PG_FUNCTION_ARGS)
 	{
 		scan = index_beginscan(heap, index, snapshot, 1, 0);
 		index_rescan(scan, &key, 1, NULL, 0);
-		while (index_getnext_tid(scan, ForwardScanDirection) != NULL)
-		{
-			CHECK_FOR_INTERRUPTS();
-			n++;
-		}
+		n = probe_count_tids(scan, PG_INT64_MAX);
 		index_endscan(scan);
 	}
 	UnregisterSnapshot(snapshot);
@@ -217,11 +227,7 @@ hybrid_index_probe_knn(PG_FUNCTION_ARGS)
 	snapshot = RegisterSnapshot(GetActiveSnapshot());
 	scan = index_beginscan(heap, index, snapshot, 0, 1);
 	index_rescan(scan, NULL, 0, &orderby, 1);
-	while (n < k && index_getnext_tid(scan, ForwardScanDirection) != NULL)
-	{
-		CHECK_FOR_INTERRUPTS();
-		n++;
-	}
+	n = probe_count_tids(scan, k);
 	index_endscan(scan);
 	UnregisterSnapshot(snapshot);
 	probe_close(index, heap);
