@@ -1,14 +1,17 @@
 /*
  * am_build.c
  *	  CREATE INDEX for every hybrid_index AM: the heap scan that turns each
- *	  row's geometry into a (box, TID, kind) entry of the core's build type,
- *	  progress reporting, and the bulk load under tree_lock.  Also the
+ *	  row's geometry into a (box, TID, kind) entry of the core's build type
+ *	  and hands it to the core's collector (which keeps its memory within
+ *	  maintenance_work_mem), progress reporting, and the bulk load under
+ *	  tree_lock.  Also the
  *	  refusal of unlogged tables.
  */
 #include "postgres.h"
 
 #include "access/tableam.h"
 #include "commands/progress.h"
+#include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/memutils.h"
 
@@ -16,10 +19,10 @@
 
 typedef struct AmBuildState
 {
-	const AmBuildLayout *layout;
-	char	   *items;
+	const AmBuildOps *ops;
+	void	   *spool;
+	char	   *item;			/* one entry, filled per heap tuple */
 	Size		n;
-	Size		max;
 	MemoryContext tmpcxt;
 } AmBuildState;
 
@@ -28,16 +31,10 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
 {
 	AmBuildState *bs = (AmBuildState *) state;
-	const AmBuildLayout *l = bs->layout;
+	const AmBuildLayout *l = &bs->ops->layout;
 	MemoryContext old;
-	char	   *item;
+	char	   *item = bs->item;
 
-	if (bs->n == bs->max)
-	{
-		bs->max *= 2;
-		bs->items = repalloc_huge(bs->items, l->size * bs->max);
-	}
-	item = bs->items + l->size * bs->n;
 	memset(item, 0, l->size);
 	*(ItemPointer) (item + l->tid_offset) = *tid;
 	/* detoasting a big polygon allocates: keep it out of the build's memory */
@@ -46,20 +43,19 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		hi_geom_box(values[0], (HiBox *) (item + l->box_offset));
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmpcxt);
+	bs->ops->put(bs->spool, item);
 	bs->n++;
 	if ((bs->n & 1023) == 0)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->n);
 }
 
 /*
- * ambuild: read the heap into an array of the core's entries (described by
- * layout), then hand it to load.  report_load: report AM_PHASE_LOAD before
- * loading.
+ * ambuild: read the heap into the core's collector (ops), whose memory is
+ * bounded by maintenance_work_mem, then let the core load the index.
  */
 IndexBuildResult *
 am_build(Relation heap, Relation index, IndexInfo *info,
-		 const AmBuildLayout *layout, bool report_load,
-		 AmBulkLoadFn load, void *arg)
+		 const AmBuildOps *ops, void *arg)
 {
 	IndexBuildResult *result;
 	AmBuildState bs;
@@ -74,10 +70,10 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 
 	idx = hi_am_create(index);
 
-	bs.layout = layout;
-	bs.max = 1024;
+	bs.ops = ops;
 	bs.n = 0;
-	bs.items = palloc_extended(layout->size * bs.max, MCXT_ALLOC_HUGE);
+	bs.item = palloc(ops->layout.size);
+	bs.spool = ops->begin((Size) maintenance_work_mem * 1024, arg);
 	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index build tuple",
 									  ALLOCSET_DEFAULT_SIZES);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, AM_PHASE_SCAN);
@@ -85,11 +81,11 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 									   build_callback, &bs, NULL);
 	MemoryContextDelete(bs.tmpcxt);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n);
-	if (report_load)
+	if (ops->report_load)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, AM_PHASE_LOAD);
 
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
-	load(idx, bs.items, bs.n, arg);
+	ops->load(idx, bs.spool, arg);
 	idx->sh->building = false;
 	hi_index_checkpoint(idx);
 	LWLockRelease(&idx->sh->tree_lock);

@@ -54,14 +54,23 @@ typedef struct AmBuildLayout
 } AmBuildLayout;
 
 /*
- * Loads a new, empty index from the entries of the heap scan; called with
- * tree_lock held exclusively.
+ * How a core takes the entries of a heap scan: begin makes a collector
+ * whose entries stay within budget bytes of memory (maintenance_work_mem;
+ * past it they spill to temporary files), put adds one entry (of layout),
+ * load builds the new, empty index from it with tree_lock held
+ * exclusively and frees it.  report_load: report AM_PHASE_LOAD first.
  */
-typedef void (*AmBulkLoadFn) (HiIndex *idx, void *items, Size n, void *arg);
+typedef struct AmBuildOps
+{
+	AmBuildLayout layout;
+	bool		report_load;
+	void	   *(*begin) (Size budget, void *arg);
+	void		(*put) (void *spool, const void *entry);
+	void		(*load) (HiIndex *idx, void *spool, void *arg);
+} AmBuildOps;
 
 extern IndexBuildResult *am_build(Relation heap, Relation index, IndexInfo *info,
-								  const AmBuildLayout *layout, bool report_load,
-								  AmBulkLoadFn load, void *arg);
+								  const AmBuildOps *ops, void *arg);
 extern void am_buildempty(Relation index);
 
 /* ---- am_vacuum.c ---- */

@@ -13,28 +13,46 @@
 #include "am/am_common.h"
 #include "am/lbgrid.h"
 
-static const AmBuildLayout grid_build_layout = {
-	.size = sizeof(GridEntry),
-	.box_offset = offsetof(GridEntry, box),
-	.tid_offset = offsetof(GridEntry, tid),
-	.kind_offset = offsetof(GridEntry, kind)
-};
-
 typedef struct LoadArg
 {
 	void		(*prepare) (Grid *g);
 } LoadArg;
 
+static void *
+begin(Size budget, void *arg)
+{
+	return grid_build_begin(budget);
+}
+
 static void
-load(HiIndex *idx, void *items, Size n, void *arg)
+put(void *spool, const void *entry)
+{
+	grid_build_put((GridBuildSpool *) spool, (const GridEntry *) entry);
+}
+
+static void
+load(HiIndex *idx, void *spool, void *arg)
 {
 	LoadArg    *la = (LoadArg *) arg;
 	Grid	   *g = grid_create(idx);
 
 	if (la->prepare)
 		la->prepare(g);
-	grid_bulk_load(g, (GridEntry *) items, n);
+	grid_bulk_load(g, (GridBuildSpool *) spool);
 }
+
+static const AmBuildOps grid_build_ops = {
+	.layout = {
+		.size = sizeof(GridEntry),
+		.box_offset = offsetof(GridEntry, box),
+		.tid_offset = offsetof(GridEntry, tid),
+		.kind_offset = offsetof(GridEntry, kind)
+	},
+	.report_load = true,
+	.begin = begin,
+	.put = put,
+	.load = load
+};
 
 /*
  * CREATE INDEX of a grid AM.  prepare (optional) sees the new, empty grid
@@ -45,7 +63,7 @@ grid_am_build(Relation heap, Relation index, IndexInfo *info, void (*prepare) (G
 {
 	LoadArg		la = {prepare};
 
-	return am_build(heap, index, info, &grid_build_layout, true, load, &la);
+	return am_build(heap, index, info, &grid_build_ops, &la);
 }
 
 IndexBuildResult *

@@ -10,24 +10,42 @@
 #include "am/rtam.h"
 #include "rtree/rtree.h"
 
-static const AmBuildLayout rt_build_layout = {
-	.size = sizeof(RtBuildItem),
-	.box_offset = offsetof(RtBuildItem, box),
-	.tid_offset = offsetof(RtBuildItem, tid),
-	.kind_offset = offsetof(RtBuildItem, kind)
-};
+static void *
+begin(Size budget, void *arg)
+{
+	return rt_build_begin(budget);
+}
 
 static void
-load(HiIndex *idx, void *items, Size n, void *arg)
+put(void *spool, const void *entry)
 {
-	rt_bulk_load(idx, (RtBuildItem *) items, n);
+	rt_build_put((RtBuild *) spool, (const RtLeafEntry *) entry);
 }
+
+static void
+load(HiIndex *idx, void *spool, void *arg)
+{
+	rt_bulk_load(idx, (RtBuild *) spool);
+}
+
+static const AmBuildOps rt_build_ops = {
+	.layout = {
+		.size = sizeof(RtLeafEntry),
+		.box_offset = offsetof(RtLeafEntry, box),
+		.tid_offset = offsetof(RtLeafEntry, tid),
+		.kind_offset = offsetof(RtLeafEntry, kind)
+	},
+	.report_load = false,
+	.begin = begin,
+	.put = put,
+	.load = load
+};
 
 /* CREATE INDEX: am_build.c reads the heap, rt_bulk_load packs the tree */
 IndexBuildResult *
 rtam_build(Relation heap, Relation index, IndexInfo *info)
 {
-	return am_build(heap, index, info, &rt_build_layout, false, load, NULL);
+	return am_build(heap, index, info, &rt_build_ops, NULL);
 }
 
 bool

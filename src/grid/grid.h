@@ -400,7 +400,10 @@ extern bool grid_knn_next(GridKnn *k, ItemPointer tid, double *dist, bool *isnul
 extern void grid_knn_end(GridKnn *k);
 
 /* ---- build, vacuum, check (grid_build.c, grid_vacuum.c, grid_check.c) ---- */
-extern void grid_bulk_load(Grid *g, GridEntry *e, Size n);
+typedef struct GridBuildSpool GridBuildSpool;
+extern GridBuildSpool *grid_build_begin(Size budget);
+extern void grid_build_put(GridBuildSpool *sp, const GridEntry *e);
+extern void grid_bulk_load(Grid *g, GridBuildSpool *sp);
 extern void grid_bulk_delete(HiIndex *idx, GridVacuumFn fn, void *arg,
 							 double *removed, double *remaining);
 extern void grid_check(Grid *g);

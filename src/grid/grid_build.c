@@ -14,25 +14,25 @@
  *
  * Pages are written through the grid's buffers, so a large build reaches
  * the device as CLRU batches; the build ends with a checkpoint.
+ *
+ * This file partitions entries that are all in memory (CREATE INDEX when
+ * they fit in maintenance_work_mem, and the reorganisation of one
+ * sub-directory); grid_build_spill.c collects the heap's entries and does
+ * the upper cuts on a sample when they do not fit.
  */
 #include "postgres.h"
 
 #include <math.h>
 
+#include "commands/progress.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 
 #include "grid/grid.h"
 #include "grid/grid_int.h"
 
-#define GRID_BUILD_FILL_PCT 75
 #define GRID_BUILD_DIR_PCT	70
 
-typedef struct Coords
-{
-	double	   *v[2];
-	int			n[2];
-	int			max[2];
-} Coords;
 
 typedef struct Leaf
 {
@@ -49,26 +49,8 @@ typedef struct LeafList
 	int			max;
 } LeafList;
 
-typedef struct SubdirOut
-{
-	double		lo[2];
-	double		hi[2];
-	uint32		page;
-	float4		reach[2];
-} SubdirOut;
-
-typedef struct BuildState
-{
-	Grid	   *g;
-	int			target;			/* entries per bucket */
-	Coords		root;			/* root scale boundaries */
-	SubdirOut  *sub;
-	int			nsub;
-	int			maxsub;
-} BuildState;
-
-static void
-coords_add(Coords *c, int dim, double v)
+void
+grid_coords_add(GridCoords *c, int dim, double v)
 {
 	if (c->n[dim] == c->max[dim])
 	{
@@ -124,8 +106,8 @@ cmp_item(const void *a, const void *b)
  * entries: returns the count below the cut (0: all centres coincide) and
  * the cut's dimension and coordinate.
  */
-static int
-cut_items(GridItem *it, int n, int want, int total, int *dim, double *v)
+int
+grid_cut_items(GridItem *it, int n, int want, int total, int *dim, double *v)
 {
 	double		spread[2];
 	int			order[2];
@@ -186,8 +168,8 @@ cut_items(GridItem *it, int n, int want, int total, int *dim, double *v)
 
 /* Partition a sub-directory's items into buckets (leaves) */
 static void
-partition(BuildState *bs, GridItem *it, int n, const double *lo, const double *hi,
-		  Coords *cuts, LeafList *leaves)
+partition(GridBuild *bs, GridItem *it, int n, const double *lo, const double *hi,
+		  GridCoords *cuts, LeafList *leaves)
 {
 	int			k = (n + bs->target - 1) / bs->target;
 	int			dim;
@@ -196,13 +178,13 @@ partition(BuildState *bs, GridItem *it, int n, const double *lo, const double *h
 
 	if (k > 1)
 	{
-		m = cut_items(it, n, k / 2, k, &dim, &v);
+		m = grid_cut_items(it, n, k / 2, k, &dim, &v);
 		if (m > 0)
 		{
 			double		mid_hi[2] = {hi[0], hi[1]};
 			double		mid_lo[2] = {lo[0], lo[1]};
 
-			coords_add(cuts, dim, v);
+			grid_coords_add(cuts, dim, v);
 			mid_hi[dim] = v;
 			mid_lo[dim] = v;
 			partition(bs, it, m, lo, mid_hi, cuts, leaves);
@@ -238,11 +220,11 @@ scale_index(const double *s, int n, double v)
  * form would exceed limit bytes.
  */
 static GridDir *
-make_dir(BuildState *bs, GridItem *it, int n, const double *lo, const double *hi,
+make_dir(GridBuild *bs, GridItem *it, int n, const double *lo, const double *hi,
 		 Size limit)
 {
 	Grid	   *g = bs->g;
-	Coords		cuts = {{NULL, NULL}, {0, 0}, {0, 0}};
+	GridCoords		cuts = {{NULL, NULL}, {0, 0}, {0, 0}};
 	LeafList	leaves = {NULL, 0, 0};
 	GridDir    *d;
 	int			k,
@@ -301,13 +283,13 @@ dir_reach(const GridDir *d, float4 *reach)
  * written) if its directory would not fit in 70 % of a page.
  */
 static bool
-emit_subdir(BuildState *bs, GridItem *it, int n, const double *lo, const double *hi,
+emit_subdir(GridBuild *bs, GridItem *it, int n, const double *lo, const double *hi,
 			bool force)
 {
 	Grid	   *g = bs->g;
 	Size		limit = (Size) grid_dir_capacity(g) * (force ? 100 : GRID_BUILD_DIR_PCT) / 100;
 	GridDir    *d = make_dir(bs, it, n, lo, hi, limit);
-	SubdirOut  *so;
+	GridSubdirOut  *so;
 	int			f;
 
 	if (d == NULL)
@@ -319,8 +301,8 @@ emit_subdir(BuildState *bs, GridItem *it, int n, const double *lo, const double 
 	if (bs->nsub == bs->maxsub)
 	{
 		bs->maxsub = Max(16, bs->maxsub * 2);
-		bs->sub = bs->sub ? repalloc(bs->sub, sizeof(SubdirOut) * bs->maxsub) :
-			palloc(sizeof(SubdirOut) * bs->maxsub);
+		bs->sub = bs->sub ? repalloc(bs->sub, sizeof(GridSubdirOut) * bs->maxsub) :
+			palloc(sizeof(GridSubdirOut) * bs->maxsub);
 	}
 	so = &bs->sub[bs->nsub++];
 	memcpy(so->lo, lo, sizeof(double) * 2);
@@ -331,6 +313,9 @@ emit_subdir(BuildState *bs, GridItem *it, int n, const double *lo, const double 
 	gd_encode(d, GRID_DIR_FLAT(gbuf_page(g, GRID_BUF_DIR, f)));
 	((HiPageHeader *) gbuf_page(g, GRID_BUF_DIR, f))->nentries = d->nr;
 	gbuf_unpin(g, GRID_BUF_DIR, f);
+	bs->done += n;
+	if (bs->nsub % 16 == 0)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->done);
 	return true;
 }
 
@@ -347,7 +332,7 @@ bool
 grid_rebuild_subdir(Grid *g, int si)
 {
 	GridDirView rv;
-	BuildState	bs;
+	GridBuild	bs;
 	uint32		page;
 	int			f;
 	GridDir    *old;
@@ -406,8 +391,8 @@ grid_rebuild_subdir(Grid *g, int si)
 }
 
 /* Root level: cut until each part makes a sub-directory */
-static void
-build_groups(BuildState *bs, GridItem *it, int n, const double *lo, const double *hi)
+void
+grid_build_groups(GridBuild *bs, GridItem *it, int n, const double *lo, const double *hi)
 {
 	int			k = Max(1, (n + bs->target - 1) / bs->target);
 	int			dim;
@@ -420,7 +405,7 @@ build_groups(BuildState *bs, GridItem *it, int n, const double *lo, const double
 		emit_subdir(bs, it, n, lo, hi, false))
 		return;
 	if (n > 1)
-		m = cut_items(it, n, k / 2, k, &dim, &v);
+		m = grid_cut_items(it, n, k / 2, k, &dim, &v);
 	if (m == 0)
 	{
 		/* cannot cut (one centre): an overflowing bucket */
@@ -431,63 +416,79 @@ build_groups(BuildState *bs, GridItem *it, int n, const double *lo, const double
 		double		mid_hi[2] = {hi[0], hi[1]};
 		double		mid_lo[2] = {lo[0], lo[1]};
 
-		coords_add(&bs->root, dim, v);
+		grid_coords_add(&bs->root, dim, v);
 		mid_hi[dim] = v;
 		mid_lo[dim] = v;
-		build_groups(bs, it, m, lo, mid_hi);
-		build_groups(bs, it + m, n - m, mid_lo, hi);
+		grid_build_groups(bs, it, m, lo, mid_hi);
+		grid_build_groups(bs, it + m, n - m, mid_lo, hi);
 	}
 }
 
+/* Write a chain's entries from a collector list */
+static void
+load_chain(Grid *g, uint32 head, HiSpillList *l)
+{
+	char	   *arr = hi_list_array(l);
+	GridEntry	e;
+
+	if (hi_list_count(l) == 0)
+		return;
+	if (!hi_list_spilled(l))
+	{
+		grid_chain_ops.replace(g, head, (GridEntry *) arr, (int) hi_list_count(l));
+		return;
+	}
+	hi_list_rewind(l);
+	while (hi_list_next(l, &e))
+		gc_add(g, head, &e);
+}
+
 /*
- * Build the grid from all entries (the index is empty; tree_lock held
- * exclusively).  NULL/EMPTY entries and boxes without a finite centre go
- * to their chains.
+ * Build the grid from the entries of the heap scan (the index is empty;
+ * tree_lock held exclusively; sp is consumed).  NULL/EMPTY entries and
+ * boxes without a finite centre go to their chains.  If the entries fit
+ * in memory they are partitioned in place; otherwise see
+ * grid_build_spill.c.
  */
 void
-grid_bulk_load(Grid *g, GridEntry *e, Size n)
+grid_bulk_load(Grid *g, GridBuildSpool *sp)
 {
-	BuildState	bs;
-	GridItem   *items = palloc_extended(sizeof(GridItem) * Max(n, 1), MCXT_ALLOC_HUGE);
-	GridEntry  *nulls = palloc_extended(sizeof(GridEntry) * Max(n, 1), MCXT_ALLOC_HUGE);
-	GridEntry  *odd = palloc_extended(sizeof(GridEntry) * Max(n, 1), MCXT_ALLOC_HUGE);
-	Size		ni = 0,
-				nn = 0,
-				no = 0;
-	Size		i;
+	GridBuild	bs;
+	Size		ni = hi_list_count(sp->items);
+	GridItem   *items = (GridItem *) hi_list_array(sp->items);
 	double		lo[2] = {-INFINITY, -INFINITY};
 	double		hi[2] = {INFINITY, INFINITY};
 	GridDir    *root;
 	int			k;
+	int			i;
 
-	for (i = 0; i < n; i++)
-	{
-		if (e[i].kind != HI_KEY_BOX)
-			nulls[nn++] = e[i];
-		else if (!grid_center(&e[i].box, items[ni].c, items[ni].reach))
-			odd[no++] = e[i];
-		else
-			items[ni++].e = e[i];
-	}
 	g->gs->nulls = gc_create(g);
 	g->gs->odd = gc_create(g);
-	if (nn > 0)
-		grid_chain_ops.replace(g, g->gs->nulls, nulls, (int) nn);
-	if (no > 0)
-		grid_chain_ops.replace(g, g->gs->odd, odd, (int) no);
-	g->sh->meta.nnulls = nn;
-	g->sh->meta.nentries = ni + no;
-	pfree(nulls);
-	pfree(odd);
-	if (ni > INT_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("too many entries for a grid bulk load")));
+	load_chain(g, g->gs->nulls, sp->nulls);
+	load_chain(g, g->gs->odd, sp->odd);
+	g->sh->meta.nnulls = hi_list_count(sp->nulls);
+	g->sh->meta.nentries = ni + hi_list_count(sp->odd);
+	hi_list_end(sp->nulls);
+	hi_list_end(sp->odd);
 
 	memset(&bs, 0, sizeof(bs));
 	bs.g = g;
 	bs.target = Max(1, g->gs->capacity * GRID_BUILD_FILL_PCT / 100);
-	build_groups(&bs, items, (int) ni, lo, hi);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, 0);
+	if (!hi_list_spilled(sp->items))
+	{
+		if (ni > INT_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many entries for an in-memory grid bulk load")));
+		grid_build_groups(&bs, items, (int) ni, lo, hi);
+	}
+	else
+		grid_build_spilled(&bs, sp);
+	hi_list_end(sp->items);
+	if (sp->sample)
+		pfree(sp->sample);
+	pfree(sp);
 
 	/* the root directory over the sub-directories */
 	root = palloc0(sizeof(GridDir));
@@ -495,7 +496,7 @@ grid_bulk_load(Grid *g, GridEntry *e, Size n)
 		root->s[k] = make_scale(bs.root.v[k], bs.root.n[k], lo[k], hi[k], &root->n[k]);
 	root->nr = root->maxr = bs.nsub;
 	root->r = palloc0(sizeof(GridRegion) * Max(bs.nsub, 1));
-	for (i = 0; i < (Size) bs.nsub; i++)
+	for (i = 0; i < bs.nsub; i++)
 	{
 		GridRegion *r = &root->r[i];
 
@@ -508,5 +509,4 @@ grid_bulk_load(Grid *g, GridEntry *e, Size n)
 		r->ref = bs.sub[i].page;
 	}
 	grid_root_set(g, root);
-	pfree(items);
 }

@@ -5,6 +5,9 @@
 #ifndef GRID_INT_H
 #define GRID_INT_H
 
+#include "common/pg_prng.h"
+
+#include "core/hi_spill.h"
 #include "grid/grid.h"
 
 /* a sub-directory page: page header, then the flat directory */
@@ -18,6 +21,63 @@ typedef struct GridItem
 	double		c[2];
 	float4		reach[2];
 } GridItem;
+
+/* ---- bulk load (grid_build.c, grid_build_spill.c) ---- */
+
+#define GRID_BUILD_FILL_PCT 75
+
+/* boundaries collected for a directory's scales, per dimension */
+typedef struct GridCoords
+{
+	double	   *v[2];
+	int			n[2];
+	int			max[2];
+} GridCoords;
+
+/* a sub-directory made by the bulk load, for the root directory */
+typedef struct GridSubdirOut
+{
+	double		lo[2];
+	double		hi[2];
+	uint32		page;
+	float4		reach[2];
+} GridSubdirOut;
+
+typedef struct GridBuild
+{
+	Grid	   *g;
+	int			target;			/* entries per bucket */
+	GridCoords	root;			/* root scale boundaries */
+	GridSubdirOut *sub;
+	int			nsub;
+	int			maxsub;
+	Size		done;			/* entries placed (progress) */
+} GridBuild;
+
+/*
+ * The collector of CREATE INDEX (grid_build_spill.c): entries with a
+ * finite centre as GridItems (an array, then a temporary file), a
+ * reservoir sample of them once they spill, and the NULL/EMPTY entries
+ * and boxes without a finite centre for their chains.
+ */
+struct GridBuildSpool
+{
+	Size		budget;
+	HiSpillList *items;
+	HiSpillList *nulls;
+	HiSpillList *odd;
+	GridItem   *sample;
+	int			nsample;
+	int			maxsample;
+	uint64		seen;			/* items offered to the sample */
+	pg_prng_state rng;
+};
+
+extern void grid_coords_add(GridCoords *c, int dim, double v);
+extern int	grid_cut_items(GridItem *it, int n, int want, int total, int *dim, double *v);
+extern void grid_build_groups(GridBuild *bs, GridItem *it, int n, const double *lo,
+							  const double *hi);
+extern void grid_build_spilled(GridBuild *bs, GridBuildSpool *sp);
 
 #define GRID_SPLIT_NONE		0	/* all centres equal: cannot split */
 #define GRID_SPLIT_EXISTING 1	/* along a boundary inside the region */

@@ -246,15 +246,28 @@ extern void rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box,
 extern void rt_init_empty(HiIndex *idx);
 extern void rt_redo(HiIndex *idx, const HiLogRecord *rec);
 
-/* rtree_build.c */
-typedef struct RtBuildItem
-{
-	HiBox		box;
-	ItemPointerData tid;
-	uint8		kind;
-} RtBuildItem;
+/*
+ * rtree_spool.c: the entries of one level of a bulk load (leaf or internal
+ * entries, box first), sorted by the x (dim 0) or y (dim 1) of their box
+ * centres: in an array while it fits in half the budget, else through
+ * tuplesort in the other half.
+ */
+typedef struct RtSpool RtSpool;
 
-extern void rt_bulk_load(HiIndex *idx, RtBuildItem *items, Size n);
+extern RtSpool *rt_spool_begin(Size esz, int dim, Size budget, Size expect);
+extern void rt_spool_put(RtSpool *s, const void *e);
+extern Size rt_spool_count(const RtSpool *s);
+extern bool rt_spool_spilled(const RtSpool *s);
+extern void rt_spool_sort(RtSpool *s);
+extern void rt_spool_get(RtSpool *s, void *e);
+extern void rt_spool_end(RtSpool *s);
+
+/* rtree_build.c: CREATE INDEX collects the heap's entries, then packs */
+typedef struct RtBuild RtBuild;
+
+extern RtBuild *rt_build_begin(Size budget);
+extern void rt_build_put(RtBuild *b, const RtLeafEntry *e);
+extern void rt_bulk_load(HiIndex *idx, RtBuild *b);
 
 /* rtree_search.c */
 extern ItemPointer rt_range_search(HiIndex *idx, const RtQual *quals, int nquals,

@@ -9,6 +9,18 @@
  * written straight to the tier files in batches of hybrid_index.io_depth,
  * bypassing the cache, so a build of millions of rows costs two sorts per
  * level and sequential batched writes.
+ *
+ * Memory: the build stays within maintenance_work_mem (B).  The leaf
+ * spool (rtree_spool.c) gets B: entries in an array up to B/2 (24 bytes
+ * each), beyond that a tuplesort of B/2 that spills sorted runs to
+ * temporary files.  While a level is packed, its spool is read in x order
+ * while the current slice (a spool by y of B/4) and the next level's spool
+ * (B/4) fill, so a slice larger than B/8 is sorted by tuplesort too and
+ * no level needs to fit in memory: external STR.  Upper levels are 1/C of
+ * the level below.  When everything fits, the arrays are sorted in place
+ * exactly as an all-in-memory build, so the tree is the same.  Fixed
+ * overhead beyond B: the page writer's io_depth pages and 64 kB of NULL
+ * entries before they go to a temporary file.
  */
 #include "postgres.h"
 
@@ -18,6 +30,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 
+#include "core/hi_spill.h"
 #include "rtree/rtree.h"
 
 /* leave room in packed pages so the first inserts do not all split */
@@ -71,176 +84,185 @@ writer_page(PageWriter *w, uint16 level, uint16 flags, uint32 *pageno)
 	return page;
 }
 
-static inline double
-center_x(const HiBox *b)
+/* NULL and EMPTY entries kept in memory before they go to a temporary file */
+#define RT_NULLS_MEM		(64 * 1024)
+
+struct RtBuild
 {
-	return ((double) b->xmin + (double) b->xmax) / 2;
+	Size		budget;
+	RtSpool    *leaves;
+	HiSpillList *nulls;
+};
+
+RtBuild *
+rt_build_begin(Size budget)
+{
+	RtBuild    *b = palloc(sizeof(RtBuild));
+
+	b->budget = budget;
+	b->leaves = rt_spool_begin(sizeof(RtLeafEntry), 0, budget, 1024);
+	b->nulls = hi_list_begin(sizeof(RtLeafEntry), RT_NULLS_MEM);
+	return b;
 }
 
-static inline double
-center_y(const HiBox *b)
-{
-	return ((double) b->ymin + (double) b->ymax) / 2;
-}
-
-/* entries sorted by box centre; box is the first member of every entry */
-static int
-cmp_x(const void *a, const void *b)
-{
-	double		ca = center_x((const HiBox *) a);
-	double		cb = center_x((const HiBox *) b);
-
-	return ca < cb ? -1 : (ca > cb ? 1 : 0);
-}
-
-static int
-cmp_y(const void *a, const void *b)
-{
-	double		ca = center_y((const HiBox *) a);
-	double		cb = center_y((const HiBox *) b);
-
-	return ca < cb ? -1 : (ca > cb ? 1 : 0);
-}
-
-/*
- * Pack n entries of size esz (sorted in place, STR order) into pages of the
- * given level; returns the internal entries pointing at the new pages.
- */
-static RtInternalEntry *
-pack_level(PageWriter *w, char *entries, Size n, Size esz, int level,
-		   uint32 cap, Size *nout)
-{
-	Size		npages = (n + cap - 1) / cap;
-	Size		nslices = (Size) ceil(sqrt((double) npages));
-	Size		per_slice = nslices > 0 ? ((npages + nslices - 1) / nslices) * cap : n;
-	RtInternalEntry *out = palloc_extended(sizeof(RtInternalEntry) * Max(npages, 1),
-										   MCXT_ALLOC_HUGE);
-	Size		o = 0;
-	Size		s;
-
-	qsort(entries, n, esz, cmp_x);
-	for (s = 0; s < n; s += per_slice)
-	{
-		Size		slice_n = Min(per_slice, n - s);
-		Size		i;
-
-		qsort(entries + s * esz, slice_n, esz, cmp_y);
-		for (i = 0; i < slice_n; i += cap)
-		{
-			Size		cnt = Min((Size) cap, slice_n - i);
-			uint32		pageno;
-			char	   *page = writer_page(w, level, 0, &pageno);
-			Size		k;
-
-			memcpy(page + RT_HEADER_SIZE, entries + (s + i) * esz, cnt * esz);
-			RT_PAGE_HDR(page)->nentries = cnt;
-			out[o].child = pageno;
-			for (k = 0; k < cnt; k++)
-			{
-				const HiBox *b = (const HiBox *) (entries + (s + i + k) * esz);
-
-				if (k == 0)
-					out[o].box = *b;
-				else
-					hi_box_union(&out[o].box, b);
-			}
-			o++;
-		}
-	}
-	*nout = o;
-	return out;
-}
-
-/*
- * Build the tree from all entries of the heap.  Caller holds nothing; the
- * index is new and invisible to everyone else.
- */
+/* one entry of the heap scan */
 void
-rt_bulk_load(HiIndex *idx, RtBuildItem *items, Size n)
+rt_build_put(RtBuild *b, const RtLeafEntry *e)
 {
-	HiMeta	   *meta = &idx->sh->meta;
-	PageWriter	w;
-	RtLeafEntry *leaves;
-	Size		nleaf = 0;
-	Size		i;
-	uint32		leafcap = Max(2, rt_leaf_capacity(idx->page_size) * RT_BUILD_FILL_PCT / 100);
-	uint32		intcap = Max(2, rt_internal_capacity(idx->page_size) * RT_BUILD_FILL_PCT / 100);
-	uint32		prev_null = HI_INVALID_PAGE;
+	if (e->kind == HI_KEY_BOX)
+		rt_spool_put(b->leaves, e);
+	else
+		hi_list_put(b->nulls, e);
+}
+
+/* NULL and EMPTY entries go to the null list, in their own pages */
+static void
+write_nulls(PageWriter *w, HiSpillList *nulls)
+{
+	HiMeta	   *meta = &w->idx->sh->meta;
 	char	   *null_page = NULL;
+	RtLeafEntry e;
 
-	writer_init(&w, idx);
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, 2);
-
-	/* NULL and EMPTY entries go to the null list, in their own pages */
-	leaves = palloc_extended(sizeof(RtLeafEntry) * Max(n, 1), MCXT_ALLOC_HUGE);
-	for (i = 0; i < n; i++)
+	hi_list_rewind(nulls);
+	while (hi_list_next(nulls, &e))
 	{
-		if (items[i].kind == HI_KEY_BOX)
-		{
-			RtLeafEntry *e = &leaves[nleaf++];
-
-			e->box = items[i].box;
-			e->tid = items[i].tid;
-			e->kind = HI_KEY_BOX;
-			e->pad = 0;
-			continue;
-		}
 		if (null_page == NULL ||
-			RT_PAGE_HDR(null_page)->nentries >= rt_leaf_capacity(idx->page_size))
+			RT_PAGE_HDR(null_page)->nentries >= rt_leaf_capacity(w->idx->page_size))
 		{
 			uint32		pageno;
 
 			/* link the full page to the next one before it can be written */
 			if (null_page != NULL)
 				rt_set_null_next(null_page, meta->npages);
-			null_page = writer_page(&w, 0, HI_PAGE_FLAG_NULLS, &pageno);
-			if (prev_null == HI_INVALID_PAGE)
+			null_page = writer_page(w, 0, HI_PAGE_FLAG_NULLS, &pageno);
+			if (meta->null_head == HI_INVALID_PAGE)
 				meta->null_head = pageno;
-			prev_null = pageno;
 			meta->null_tail = pageno;
 		}
 		{
-			RtLeafEntry *e = &RT_LEAF(null_page)[RT_PAGE_HDR(null_page)->nentries++];
+			RtLeafEntry *d = &RT_LEAF(null_page)[RT_PAGE_HDR(null_page)->nentries++];
 
-			memset(e, 0, sizeof(*e));
-			e->tid = items[i].tid;
-			e->kind = items[i].kind;
+			memset(d, 0, sizeof(*d));
+			d->tid = e.tid;
+			d->kind = e.kind;
 		}
 		meta->nnulls++;
 	}
-	pfree(items);
+}
+
+/*
+ * Pack the n entries of size esz of spool in (sorted here, STR order) into
+ * pages of the given level; returns the spool of the internal entries
+ * pointing at the new pages.  done counts the entries packed (progress).
+ */
+static RtSpool *
+pack_level(PageWriter *w, RtSpool *in, Size esz, int level, uint32 cap,
+		   Size budget, Size *done)
+{
+	Size		n = rt_spool_count(in);
+	Size		npages = (n + cap - 1) / cap;
+	Size		nslices = (Size) ceil(sqrt((double) npages));
+	Size		per_slice = nslices > 0 ? ((npages + nslices - 1) / nslices) * cap : n;
+	RtSpool    *out = rt_spool_begin(sizeof(RtInternalEntry), 0, budget / 4, npages);
+	Size		s;
+
+	rt_spool_sort(in);
+	for (s = 0; s < n; s += per_slice)
+	{
+		Size		slice_n = Min(per_slice, n - s);
+		RtSpool    *slice = rt_spool_begin(esz, 1, budget / 4, slice_n);
+		Size		i;
+
+		for (i = 0; i < slice_n; i++)
+		{
+			char		e[HI_SPILL_REC_MAX];
+
+			rt_spool_get(in, e);
+			rt_spool_put(slice, e);
+		}
+		rt_spool_sort(slice);
+		for (i = 0; i < slice_n; i += cap)
+		{
+			Size		cnt = Min((Size) cap, slice_n - i);
+			RtInternalEntry up;
+			char	   *page = writer_page(w, level, 0, &up.child);
+			char	   *dst = page + RT_HEADER_SIZE;
+			Size		k;
+
+			for (k = 0; k < cnt; k++)
+			{
+				const HiBox *b = (const HiBox *) (dst + k * esz);
+
+				rt_spool_get(slice, dst + k * esz);
+				if (k == 0)
+					up.box = *b;
+				else
+					hi_box_union(&up.box, b);
+			}
+			RT_PAGE_HDR(page)->nentries = cnt;
+			rt_spool_put(out, &up);
+		}
+		rt_spool_end(slice);
+		if (level == 0)
+		{
+			*done += slice_n;
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, *done);
+		}
+	}
+	return out;
+}
+
+/*
+ * Build the tree from the entries of the heap scan (b is consumed).  The
+ * index is new and invisible to everyone else.
+ */
+void
+rt_bulk_load(HiIndex *idx, RtBuild *b)
+{
+	HiMeta	   *meta = &idx->sh->meta;
+	PageWriter	w;
+	uint32		leafcap = Max(2, rt_leaf_capacity(idx->page_size) * RT_BUILD_FILL_PCT / 100);
+	uint32		intcap = Max(2, rt_internal_capacity(idx->page_size) * RT_BUILD_FILL_PCT / 100);
+	Size		nleaf = rt_spool_count(b->leaves);
+	Size		done = 0;
+	RtSpool    *level;
+	RtInternalEntry root;
+	int			height;
+
+	writer_init(&w, idx);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, 2);
+	meta->null_head = HI_INVALID_PAGE;
+	write_nulls(&w, b->nulls);
+	hi_list_end(b->nulls);
 
 	if (nleaf == 0)
 	{
+		rt_spool_end(b->leaves);
 		writer_flush(&w);
 		rt_init_empty(idx);
 		return;
 	}
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, 3);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, 0);
+	level = pack_level(&w, b->leaves, sizeof(RtLeafEntry), 0, leafcap, b->budget, &done);
+	rt_spool_end(b->leaves);
+	height = 1;
+	while (rt_spool_count(level) > 1)
 	{
-		Size		nup;
-		RtInternalEntry *up = pack_level(&w, (char *) leaves, nleaf,
-										 sizeof(RtLeafEntry), 0, leafcap, &nup);
-		int			level = 1;
+		RtSpool    *next = pack_level(&w, level, sizeof(RtInternalEntry), height,
+									  intcap, b->budget, &done);
 
-		pfree(leaves);
-		while (nup > 1)
-		{
-			Size		nnext;
-			RtInternalEntry *next = pack_level(&w, (char *) up, nup,
-											   sizeof(RtInternalEntry), level,
-											   intcap, &nnext);
-
-			pfree(up);
-			up = next;
-			nup = nnext;
-			level++;
-		}
-		writer_flush(&w);
-		meta->root = up[0].child;
-		meta->height = level;
-		meta->nentries = nleaf;
-		pfree(up);
+		rt_spool_end(level);
+		level = next;
+		height++;
 	}
+	rt_spool_sort(level);
+	rt_spool_get(level, &root);
+	rt_spool_end(level);
+	writer_flush(&w);
+	meta->root = root.child;
+	meta->height = height;
+	meta->nentries = nleaf;
+	pfree(b);
 }

@@ -1,0 +1,382 @@
+/*
+ * grid_build_spill.c
+ *	  The collector of a grid CREATE INDEX, and the bulk load of a grid
+ *	  whose entries do not fit in maintenance_work_mem.
+ *
+ * The in-memory build (grid_build.c) cuts the entries top-down, k-d style,
+ * at the centre coordinate that splits a set in proportion to the buckets
+ * each side needs; the cuts above the sub-directories are the root's scale
+ * boundaries.  This file does the upper part of the same recursion on a
+ * uniform sample and the lower part on the real entries:
+ *
+ *	1. While the heap is scanned, entries (with their centres) collect in
+ *	   an array of up to 7/8 of the budget B.  Past it they go, array
+ *	   included, to a temporary file, and a reservoir sample (Vitter's
+ *	   algorithm R, up to B/8 of entries) of all of them is kept.
+ *	2. The cuts are chosen on the sample exactly as the in-memory build
+ *	   chooses them (same dimension rule, same proportions; the sample's
+ *	   share stands for the real counts) until a part is expected to hold
+ *	   at most half of what fits in B/2: a region.  Its cuts go to the
+ *	   root's scales.
+ *	3. The file is read once; each entry's region (a walk down the cuts)
+ *	   is its key in a tuplesort of B/2, which spills sorted runs.
+ *	4. The sorted entries are read region by region; a region's entries
+ *	   (at most B/2) are partitioned in memory by the in-memory build,
+ *	   which adds the remaining root cuts, sub-directories and buckets.  A
+ *	   region that the sample underestimated beyond B/2 goes to a file of
+ *	   its own and is built the same way, recursively, after the sort ends.
+ *
+ * So the directory above the regions comes from sample quantiles instead
+ * of exact ones (with thousands of sample entries per region the counts
+ * are within a few per cent), and everything below is what an in-memory
+ * build makes.  Cost: one sequential write and read of the entries
+ * (48 bytes each) plus one tuplesort of them (24-byte records), i.e.
+ * about three passes over the entries on disk, against none in memory.
+ * Memory: at most B for entries, sample and sort, plus 64 kB for each of
+ * the two chains' lists and the grid's page buffers.  A set of entries
+ * whose centres all coincide cannot be cut; if it outgrows B/2 it is
+ * loaded whole (it becomes one bucket with overflow pages anyway).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "commands/progress.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+
+#include "grid/grid.h"
+#include "grid/grid_int.h"
+
+/* the chains' entries kept in memory before they go to a temporary file */
+#define GRID_CHAIN_MEM		(64 * 1024)
+
+/* a fixed seed: the same heap builds the same grid */
+#define GRID_SAMPLE_SEED	UINT64CONST(0x9e3779b97f4a7c15)
+
+GridBuildSpool *
+grid_build_begin(Size budget)
+{
+	GridBuildSpool *sp = palloc0(sizeof(GridBuildSpool));
+
+	sp->budget = budget;
+	sp->items = hi_list_begin(sizeof(GridItem), budget - budget / 8);
+	sp->nulls = hi_list_begin(sizeof(GridEntry), GRID_CHAIN_MEM);
+	sp->odd = hi_list_begin(sizeof(GridEntry), GRID_CHAIN_MEM);
+	sp->maxsample = (int) Min(Max(budget / 8 / sizeof(GridItem), 64), (Size) INT_MAX);
+	pg_prng_seed(&sp->rng, GRID_SAMPLE_SEED);
+	return sp;
+}
+
+/* Algorithm R: every item seen so far is in the sample with equal chance */
+static void
+sample_offer(GridBuildSpool *sp, const GridItem *it)
+{
+	sp->seen++;
+	if (sp->nsample < sp->maxsample)
+		sp->sample[sp->nsample++] = *it;
+	else
+	{
+		uint64		j = pg_prng_uint64_range(&sp->rng, 0, sp->seen - 1);
+
+		if (j < (uint64) sp->maxsample)
+			sp->sample[j] = *it;
+	}
+}
+
+static void
+sample_start(GridBuildSpool *sp)
+{
+	sp->sample = palloc_extended(sizeof(GridItem) * sp->maxsample, MCXT_ALLOC_HUGE);
+	sp->nsample = 0;
+	sp->seen = 0;
+}
+
+/* one entry of the heap scan */
+void
+grid_build_put(GridBuildSpool *sp, const GridEntry *e)
+{
+	GridItem	it;
+
+	if (e->kind != HI_KEY_BOX)
+	{
+		hi_list_put(sp->nulls, e);
+		return;
+	}
+	if (!grid_center(&e->box, it.c, it.reach))
+	{
+		hi_list_put(sp->odd, e);
+		return;
+	}
+	it.e = *e;
+	if (sp->sample == NULL && hi_list_full(sp->items))
+	{
+		/* about to spill: sample what the array holds first */
+		GridItem   *arr = (GridItem *) hi_list_array(sp->items);
+		Size		i;
+
+		sample_start(sp);
+		for (i = 0; i < hi_list_count(sp->items); i++)
+			sample_offer(sp, &arr[i]);
+	}
+	hi_list_put(sp->items, &it);
+	if (sp->sample != NULL)
+		sample_offer(sp, &it);
+}
+
+/* ---- external build ---- */
+
+typedef struct RegionNode
+{
+	int			dim;
+	double		v;
+	int			child[2];		/* node indexes; -1: a leaf */
+	int			region[2];		/* region of a leaf child */
+} RegionNode;
+
+typedef struct Region
+{
+	double		lo[2];
+	double		hi[2];
+	Size		count;
+} Region;
+
+typedef struct Regions
+{
+	RegionNode *node;
+	int			nnode;
+	int			maxnode;
+	Region	   *r;
+	int			nr;
+	int			maxr;
+	double		target;			/* entries a region is expected to hold at most */
+} Regions;
+
+static int
+add_region(Regions *rs, const double *lo, const double *hi)
+{
+	if (rs->nr == rs->maxr)
+	{
+		rs->maxr = Max(16, rs->maxr * 2);
+		rs->r = rs->r ? repalloc(rs->r, sizeof(Region) * rs->maxr) :
+			palloc(sizeof(Region) * rs->maxr);
+	}
+	memcpy(rs->r[rs->nr].lo, lo, sizeof(double) * 2);
+	memcpy(rs->r[rs->nr].hi, hi, sizeof(double) * 2);
+	rs->r[rs->nr].count = 0;
+	return rs->nr++;
+}
+
+/*
+ * Cut the sample s[0..ns) standing for est entries over [lo, hi) as
+ * grid_build_groups() would cut the entries themselves.  Returns the node
+ * made, or -1 if the part is a region (its index in *region).
+ */
+static int
+cut_sample(GridBuild *bs, Regions *rs, GridItem *s, int ns, double est,
+		   const double *lo, const double *hi, int *region)
+{
+	int			k = (int) Min(ceil(est / bs->target), (double) INT_MAX);
+	int			dim;
+	double		v;
+	int			m = 0;
+	int			node;
+	double		mid_hi[2] = {hi[0], hi[1]};
+	double		mid_lo[2] = {lo[0], lo[1]};
+
+	CHECK_FOR_INTERRUPTS();
+	if (est > rs->target && ns > 1)
+		m = grid_cut_items(s, ns, k / 2, k, &dim, &v);
+	if (m == 0)
+	{
+		*region = add_region(rs, lo, hi);
+		return -1;
+	}
+	grid_coords_add(&bs->root, dim, v);
+	if (rs->nnode == rs->maxnode)
+	{
+		rs->maxnode = Max(16, rs->maxnode * 2);
+		rs->node = rs->node ? repalloc(rs->node, sizeof(RegionNode) * rs->maxnode) :
+			palloc(sizeof(RegionNode) * rs->maxnode);
+	}
+	node = rs->nnode++;
+	rs->node[node].dim = dim;
+	rs->node[node].v = v;
+	mid_hi[dim] = v;
+	mid_lo[dim] = v;
+	/* left first: regions are numbered in the order the in-memory build visits them */
+	{
+		int			c0 = cut_sample(bs, rs, s, m, est * m / ns, lo, mid_hi,
+									&rs->node[node].region[0]);
+
+		rs->node[node].child[0] = c0;
+	}
+	{
+		int			c1 = cut_sample(bs, rs, s + m, ns - m, est * (ns - m) / ns,
+									mid_lo, hi, &rs->node[node].region[1]);
+
+		rs->node[node].child[1] = c1;
+	}
+	return node;
+}
+
+/* the region of a centre: below a cut's value goes left, like cut_items */
+static int
+region_of(const Regions *rs, int root, int root_region, const double *c)
+{
+	int			node = root;
+	int			region = root_region;
+
+	while (node >= 0)
+	{
+		const RegionNode *n = &rs->node[node];
+		int			side = c[n->dim] < n->v ? 0 : 1;
+
+		region = n->region[side];
+		node = n->child[side];
+	}
+	return region;
+}
+
+typedef struct Deferred
+{
+	HiSpillList *items;
+	double		lo[2];
+	double		hi[2];
+} Deferred;
+
+/* A reservoir sample of the items of a list */
+static GridItem *
+sample_list(HiSpillList *l, int max, int *ns)
+{
+	GridBuildSpool sp;
+	GridItem	it;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.maxsample = max;
+	pg_prng_seed(&sp.rng, GRID_SAMPLE_SEED);
+	sample_start(&sp);
+	hi_list_rewind(l);
+	while (hi_list_next(l, &it))
+		sample_offer(&sp, &it);
+	*ns = sp.nsample;
+	return sp.sample;
+}
+
+/*
+ * Build the part of the grid over [lo, hi) from the items of list (all
+ * centres inside), with s[0..ns) a uniform sample of them (freed here).
+ */
+static void
+build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
+			   const double *lo, const double *hi, Size budget)
+{
+	Size		n = hi_list_count(list);
+	Size		region_max = Max(budget / 2 / sizeof(GridItem), (Size) bs->target);
+	Regions		rs;
+	int			root;
+	int			root_region = -1;
+	HiSort	   *sort;
+	GridItem	it;
+	Deferred   *deferred = NULL;
+	int			ndeferred = 0;
+	int			r;
+
+	memset(&rs, 0, sizeof(rs));
+	/* half of what fits: room for the sample's error */
+	rs.target = (double) region_max / 2;
+	root = cut_sample(bs, &rs, s, ns, (double) n, lo, hi, &root_region);
+	pfree(s);
+
+	if (rs.nr == 1)
+	{
+		/* the sample cannot be cut (all its centres coincide): load it whole */
+		GridItem   *items = palloc_extended(sizeof(GridItem) * Max(n, 1), MCXT_ALLOC_HUGE);
+		Size		i = 0;
+
+		if (n > INT_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many entries with the same centre for a grid bulk load")));
+		hi_list_rewind(list);
+		while (hi_list_next(list, &items[i]))
+			i++;
+		grid_build_groups(bs, items, (int) n, lo, hi);
+		pfree(items);
+		return;
+	}
+
+	/* each entry to its region, through a sort by region */
+	sort = hi_sort_begin(sizeof(GridEntry), 1, budget / 2);
+	hi_list_rewind(list);
+	while (hi_list_next(list, &it))
+	{
+		r = region_of(&rs, root, root_region, it.c);
+		rs.r[r].count++;
+		hi_sort_put(sort, &it.e, (double) r, 0);
+	}
+	hi_sort_done(sort);
+
+	for (r = 0; r < rs.nr; r++)
+	{
+		Region	   *reg = &rs.r[r];
+		Size		i;
+
+		if (reg->count <= region_max)
+		{
+			GridItem   *items = palloc(sizeof(GridItem) * Max(reg->count, 1));
+
+			for (i = 0; i < reg->count; i++)
+			{
+				if (!hi_sort_get(sort, &items[i].e) ||
+					!grid_center(&items[i].e.box, items[i].c, items[i].reach))
+					elog(ERROR, "grid bulk load lost entries in its sort");
+			}
+			grid_build_groups(bs, items, (int) reg->count, reg->lo, reg->hi);
+			pfree(items);
+			continue;
+		}
+		/* underestimated: a file of its own, built after this sort */
+		if (ndeferred == 0)
+			deferred = palloc(sizeof(Deferred) * rs.nr);
+		deferred[ndeferred].items = hi_list_begin(sizeof(GridItem), 0);
+		memcpy(deferred[ndeferred].lo, reg->lo, sizeof(double) * 2);
+		memcpy(deferred[ndeferred].hi, reg->hi, sizeof(double) * 2);
+		for (i = 0; i < reg->count; i++)
+		{
+			if (!hi_sort_get(sort, &it.e) ||
+				!grid_center(&it.e.box, it.c, it.reach))
+				elog(ERROR, "grid bulk load lost entries in its sort");
+			hi_list_put(deferred[ndeferred].items, &it);
+		}
+		ndeferred++;
+	}
+	hi_sort_end(sort);
+	pfree(rs.r);
+	if (rs.node)
+		pfree(rs.node);
+
+	for (r = 0; r < ndeferred; r++)
+	{
+		int			dns;
+		GridItem   *ds = sample_list(deferred[r].items,
+									 (int) Max(budget / 8 / sizeof(GridItem), 64), &dns);
+
+		build_external(bs, deferred[r].items, ds, dns, deferred[r].lo,
+					   deferred[r].hi, budget);
+		hi_list_end(deferred[r].items);
+	}
+	if (deferred)
+		pfree(deferred);
+}
+
+/* The entries of sp did not fit in memory: build from its file and sample */
+void
+grid_build_spilled(GridBuild *bs, GridBuildSpool *sp)
+{
+	double		lo[2] = {-INFINITY, -INFINITY};
+	double		hi[2] = {INFINITY, INFINITY};
+
+	build_external(bs, sp->items, sp->sample, sp->nsample, lo, hi, sp->budget);
+	sp->sample = NULL;
+}
