@@ -186,7 +186,7 @@ def main(argv):
     kw = {}
     if args.page_sizes and args.preset in ("hyrtree-placement", "efind-paper"):
         kw["page_sizes"] = tuple(int(x) for x in args.page_sizes.split(","))
-    if args.queries and args.preset in ("hyrtree-placement", "hgrid-thesis"):
+    if args.queries and args.preset in ("hyrtree-placement", "hgrid-thesis", "lbgrid-thesis"):
         kw["queries"] = args.queries
     if args.buffer_kb and args.preset == "hgrid-thesis":
         kw["buffer_kb"] = args.buffer_kb

@@ -199,9 +199,13 @@ KNN_KS = (10, 100, 1000)
 GROUPS = (1, 10, 100)
 
 
-def lbgrid_thesis(scale=1.0):
-    """Issue 6: the thesis' section 3.5 (LB-Grid, GFFM) at this machine's scale."""
+def lbgrid_thesis(scale=1.0, queries="sql"):
+    """Issue 6: the thesis' section 3.5 (LB-Grid, GFFM) at this machine's scale.
+    queries: sql (default), probe or probe,sql: probe adds the range queries
+    with and without batched reads on the index alone (hybrid_index_probe,
+    no heap fetch, no recheck)."""
     from .summaries import lbgrid_summary
+    modes = _modes(queries)
     n = _n(5000000, scale)
     f = min(scale, 1)
     tag = "%dm" % (n // 1000000) if n % 1000000 == 0 else "%dk" % (n // 1000)
@@ -229,10 +233,17 @@ def lbgrid_thesis(scale=1.0):
         q = []
         qs = "w0.01:%s" % ds
         sets.append(QuerySet(qs, ds, "window", nq, area_pct=0.01, distribution="data", seed=seed))
-        q += [Workload("range:%s" % ds, "range", query_set=qs, label="range 0.01 %, batched reads (P-RQ)"),
-              Workload("range-nobatch:%s" % ds, "range", query_set=qs,
-                       params={"settings": {"hybrid_index.lbgrid_batch_size": "1"}},
-                       label="range 0.01 %, no batching (RQ)")]
+        if "probe" in modes:
+            q += [Workload("range-probe:%s" % ds, "range_probe", query_set=qs,
+                           label="range 0.01 %%, batched reads (P-RQ), %s" % PROBE_LABEL),
+                  Workload("range-probe-nobatch:%s" % ds, "range_probe", query_set=qs,
+                           params={"settings": {"hybrid_index.lbgrid_batch_size": "1"}},
+                           label="range 0.01 %%, no batching (RQ), %s" % PROBE_LABEL)]
+        if "sql" in modes:
+            q += [Workload("range:%s" % ds, "range", query_set=qs, label="range 0.01 %, batched reads (P-RQ)"),
+                  Workload("range-nobatch:%s" % ds, "range", query_set=qs,
+                           params={"settings": {"hybrid_index.lbgrid_batch_size": "1"}},
+                           label="range 0.01 %, no batching (RQ)")]
         for j, k in enumerate(KNN_KS):
             qs = "knn%d:%s" % (k, ds)
             sets.append(QuerySet(qs, ds, "knn", nk[k], k=k, distribution="data", seed=seed + 1 + j))
