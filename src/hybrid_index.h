@@ -372,6 +372,7 @@ extern char *hi_file_path(Oid dirspc, Oid dboid, Oid flashspc, Oid relnumber,
 						  const char *suffix);
 extern const char *hi_tier_suffix(int tier);
 extern int	hi_file_open(HiIndexShared *sh, int tier, bool create);
+extern bool hi_file_in_memory(HiIndexShared *sh, int tier);
 extern int	hi_log_fd(HiIndexShared *sh);
 extern char *hi_slot_path(HiIndexShared *sh, int tier);
 extern void hi_file_truncate(HiIndexShared *sh, int tier, uint32 nslots);
@@ -401,7 +402,6 @@ typedef struct HiIoReq
 } HiIoReq;
 
 extern void hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write);
-extern bool hi_io_direct_ok(void);
 
 /* ---- storage/page_table.c ---- */
 extern void hi_pt_init(HiIndexShared *sh, uint32 npages_hint);

@@ -41,6 +41,8 @@ def parse(argv):
     ap.add_argument("--queries", help="hyrtree-placement, hgrid-thesis: probe (index only, no heap), "
                     "sql, or probe,sql (the default)")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold runs")
+    ap.add_argument("--buffer-kb", type=int, help="hgrid-thesis: buffer_size of every index (kB; default 8192, "
+                    "the thesis' 8 MB)")
     ap.add_argument("--mem-mb", type=int, help="memory budget of every configuration (MB)")
     ap.add_argument("--slack-mb", type=int, help="cgroup limit = budget + 16 MB + slack (processes, page cache)")
     ap.add_argument("--no-cgroup", action="store_true", help="do not limit the server's memory")
@@ -184,8 +186,10 @@ def main(argv):
     kw = {}
     if args.page_sizes and args.preset in ("hyrtree-placement", "efind-paper"):
         kw["page_sizes"] = tuple(int(x) for x in args.page_sizes.split(","))
-    if args.queries and args.preset in ("hyrtree-placement", "hgrid-thesis"):
+    if args.queries and args.preset in ("hyrtree-placement", "hgrid-thesis", "lbgrid-thesis"):
         kw["queries"] = args.queries
+    if args.buffer_kb and args.preset == "hgrid-thesis":
+        kw["buffer_kb"] = args.buffer_kb
     preset = presets.PRESETS[args.preset](args.scale, **kw)
     select(preset, args)
     name = args.name or preset.name

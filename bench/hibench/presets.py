@@ -199,9 +199,13 @@ KNN_KS = (10, 100, 1000)
 GROUPS = (1, 10, 100)
 
 
-def lbgrid_thesis(scale=1.0):
-    """Issue 6: the thesis' section 3.5 (LB-Grid, GFFM) at this machine's scale."""
+def lbgrid_thesis(scale=1.0, queries="sql"):
+    """Issue 6: the thesis' section 3.5 (LB-Grid, GFFM) at this machine's scale.
+    queries: sql (default), probe or probe,sql: probe adds the range queries
+    with and without batched reads on the index alone (hybrid_index_probe,
+    no heap fetch, no recheck)."""
     from .summaries import lbgrid_summary
+    modes = _modes(queries)
     n = _n(5000000, scale)
     f = min(scale, 1)
     tag = "%dm" % (n // 1000000) if n % 1000000 == 0 else "%dk" % (n // 1000)
@@ -229,10 +233,17 @@ def lbgrid_thesis(scale=1.0):
         q = []
         qs = "w0.01:%s" % ds
         sets.append(QuerySet(qs, ds, "window", nq, area_pct=0.01, distribution="data", seed=seed))
-        q += [Workload("range:%s" % ds, "range", query_set=qs, label="range 0.01 %, batched reads (P-RQ)"),
-              Workload("range-nobatch:%s" % ds, "range", query_set=qs,
-                       params={"settings": {"hybrid_index.lbgrid_batch_size": "1"}},
-                       label="range 0.01 %, no batching (RQ)")]
+        if "probe" in modes:
+            q += [Workload("range-probe:%s" % ds, "range_probe", query_set=qs,
+                           label="range 0.01 %%, batched reads (P-RQ), %s" % PROBE_LABEL),
+                  Workload("range-probe-nobatch:%s" % ds, "range_probe", query_set=qs,
+                           params={"settings": {"hybrid_index.lbgrid_batch_size": "1"}},
+                           label="range 0.01 %%, no batching (RQ), %s" % PROBE_LABEL)]
+        if "sql" in modes:
+            q += [Workload("range:%s" % ds, "range", query_set=qs, label="range 0.01 %, batched reads (P-RQ)"),
+                  Workload("range-nobatch:%s" % ds, "range", query_set=qs,
+                           params={"settings": {"hybrid_index.lbgrid_batch_size": "1"}},
+                           label="range 0.01 %, no batching (RQ)")]
         for j, k in enumerate(KNN_KS):
             qs = "knn%d:%s" % (k, ds)
             sets.append(QuerySet(qs, ds, "knn", nk[k], k=k, distribution="data", seed=seed + 1 + j))
@@ -400,11 +411,13 @@ FAST_AS_FLASH = {"hybrid_index.flash_read_latency": "7", "hybrid_index.flash_wri
                  "hybrid_index.flash_parallelism": "4"}
 
 
-def hgrid_thesis(scale=1.0, queries="sql"):
+def hgrid_thesis(scale=1.0, queries="sql", buffer_kb=None):
     """Issue 7: the thesis' section 4.3.4 (H-Grid) at this machine's scale.
     queries: sql (default), probe or probe,sql: probe adds, before each search
     workload, its twin on the index alone (hybrid_index_probe*, no heap):
-    point searches at the data points and at uniform points, kNN, range."""
+    point searches at the data points and at uniform points, kNN, range.
+    buffer_kb: buffers per index (default 8 MB, the thesis' size; the thesis
+    had 50M-500M points, so 8 MB held a far smaller share of its indexes)."""
     from .summaries import hgrid_summary
     modes = _modes(queries)
     n = _n(5000000, scale)
@@ -414,7 +427,7 @@ def hgrid_thesis(scale=1.0, queries="sql"):
     nsrc = 9 * ops
     # the thesis: 8 MB of buffers for 50M-500M points; keep the buffer a
     # small share of the index at every scale
-    buf_kb = max(1024, int(8192 * min(1.0, scale)))
+    buf_kb = buffer_kb or max(1024, int(8192 * min(1.0, scale)))
     kinds = [("real", "jittered", dict(source="cities", radius=0.05)),
              ("uniform", "uniform", {}), ("gaussian", "gaussian", {})]
     datasets = [Dataset("cities", "cities")]

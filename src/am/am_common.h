@@ -28,7 +28,7 @@
 
 /* ---- am_routine.c ---- */
 extern IndexAmRoutine *am_routine(void);
-extern bool am_validate(Oid opclassoid, const char *am_phrase);
+extern bool am_validate(Oid opclassoid);
 
 /* ---- am_cost.c ---- */
 extern bool am_index_shape(IndexOptInfo *index, double *pages, double *height,

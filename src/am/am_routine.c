@@ -62,11 +62,10 @@ am_routine(void)
 
 /*
  * amvalidate: the operators of an opclass must be &&, ~=, ~, @, and <->
- * for ORDER BY.  am_phrase names the access method in the message; NULL:
- * "access method <name>".
+ * for ORDER BY.  The message names the access method.
  */
 bool
-am_validate(Oid opclassoid, const char *am_phrase)
+am_validate(Oid opclassoid)
 {
 	HeapTuple	tup;
 	Form_pg_opclass form;
@@ -79,8 +78,7 @@ am_validate(Oid opclassoid, const char *am_phrase)
 	if (!HeapTupleIsValid(tup))
 		elog(ERROR, "cache lookup failed for operator class %u", opclassoid);
 	form = (Form_pg_opclass) GETSTRUCT(tup);
-	phrase = am_phrase ? pstrdup(am_phrase) :
-		psprintf("access method %s", get_am_name(form->opcmethod));
+	phrase = psprintf("access method %s", get_am_name(form->opcmethod));
 	oprlist = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(form->opcfamily));
 	for (i = 0; i < oprlist->n_members; i++)
 	{

@@ -21,7 +21,6 @@
 #include "postgres.h"
 
 #include "access/reloptions.h"
-#include "commands/defrem.h"
 #include "commands/progress.h"
 #include "fmgr.h"
 #include "utils/guc.h"
@@ -231,7 +230,7 @@ lbgrid_options(Datum reloptions, bool validate)
 static bool
 lbgrid_validate(Oid opclassoid)
 {
-	return am_validate(opclassoid, NULL);
+	return am_validate(opclassoid);
 }
 
 static char *

@@ -216,6 +216,7 @@ lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir)
 	return found;
 }
 
+/* amgetbitmap; tbm NULL: only count the TIDs (hybrid_index_probe) */
 int64
 lbgrid_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
@@ -230,7 +231,7 @@ lbgrid_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 		pgstat_count_index_scan(scan->indexRelation);
 		tids = search(so, &n);
-		if (n > 0)
+		if (n > 0 && tbm != NULL)
 			tbm_add_tuples(tbm, tids, (int) n, hi_recheck);
 	}
 	MemoryContextSwitchTo(old);

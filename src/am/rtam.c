@@ -11,11 +11,11 @@
 #include "am/rtam.h"
 #include "rtree/rtree.h"
 
-/* amvalidate: see am_validate() */
+/* amvalidate: see am_validate(); the message names hyrtree or efind */
 static bool
 rtam_validate(Oid opclassoid)
 {
-	return am_validate(opclassoid, "a hybrid_index R-tree access method");
+	return am_validate(opclassoid);
 }
 
 char *

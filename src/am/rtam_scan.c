@@ -181,6 +181,7 @@ rtam_gettuple(IndexScanDesc scan, ScanDirection dir)
 	return found;
 }
 
+/* amgetbitmap; tbm NULL: only count the TIDs (hybrid_index_probe) */
 int64
 rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 {
@@ -196,7 +197,7 @@ rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		if (!so->empty_same)
 		{
 			tids = rt_range_search(so->base.idx, so->quals, so->nquals, false, &n);
-			if (n > 0)
+			if (n > 0 && tbm != NULL)
 				tbm_add_tuples(tbm, tids, (int) n, hi_recheck);
 		}
 		if (so->nquals == 0)
@@ -204,7 +205,7 @@ rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			Size		nnulls;
 
 			rt_collect_nulls(so->base.idx, so->empty_same, &tids, &nnulls);
-			if (nnulls > 0)
+			if (nnulls > 0 && tbm != NULL)
 				tbm_add_tuples(tbm, tids, (int) nnulls, hi_recheck);
 			n += nnulls;
 		}

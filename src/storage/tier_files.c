@@ -23,7 +23,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "access/genam.h"
@@ -54,10 +56,11 @@ typedef struct HiLocalFds
 {
 	uint32		generation;
 	int			fd[HI_FD_KINDS];
+	bool		in_memory[HI_FD_KINDS]; /* file lives on tmpfs/ramfs */
 } HiLocalFds;
 
 static HiLocalFds *local_fds = NULL;
-static bool direct_io_refused = false;
+static bool direct_io_logged = false;
 
 /* A file set to remove at commit (drop) or at abort (creation) */
 typedef struct HiPendingOp
@@ -135,13 +138,6 @@ hi_file_truncate(HiIndexShared *sh, int tier, uint32 nslots)
 	}
 }
 
-/* Is O_DIRECT being used for data files in this backend? */
-bool
-hi_io_direct_ok(void)
-{
-	return !direct_io_refused;
-}
-
 static HiLocalFds *
 local_fds_for(HiIndexShared *sh)
 {
@@ -176,10 +172,23 @@ local_fds_for(HiIndexShared *sh)
 	return l;
 }
 
+/* Does the file live in memory (tmpfs, ramfs), where there is no device? */
+static bool
+fd_in_memory(int fd)
+{
+	struct statfs st;
+
+	if (fstatfs(fd, &st) != 0)
+		return false;
+	return st.f_type == TMPFS_MAGIC || st.f_type == RAMFS_MAGIC;
+}
+
 /*
  * Open (and with create, create or truncate) the data file of a tier.
  * O_DIRECT is used where the filesystem accepts it; tmpfs and some others
- * refuse it, and we then fall back to buffered I/O with a log message.
+ * refuse it, and that file then uses buffered I/O (logged once per
+ * backend).  The choice is per file: a tmpfs fast tier must not take
+ * O_DIRECT away from the flash tier of the same index.
  */
 int
 hi_file_open(HiIndexShared *sh, int tier, bool create)
@@ -194,13 +203,13 @@ hi_file_open(HiIndexShared *sh, int tier, bool create)
 
 	path = hi_slot_path(sh, tier);
 	flags = O_RDWR | PG_BINARY | (create ? O_CREAT | O_TRUNC : 0);
-	fd = direct_io_refused ? -1 : open(path, flags | O_DIRECT, pg_file_create_mode);
-	if (fd < 0 && (direct_io_refused || errno == EINVAL))
+	fd = open(path, flags | O_DIRECT, pg_file_create_mode);
+	if (fd < 0 && errno == EINVAL)
 	{
-		if (!direct_io_refused)
+		if (!direct_io_logged)
 			ereport(LOG,
 					(errmsg("hybrid_index: O_DIRECT refused for \"%s\", using buffered I/O", path)));
-		direct_io_refused = true;
+		direct_io_logged = true;
 		fd = open(path, flags, pg_file_create_mode);
 	}
 	if (fd < 0)
@@ -210,8 +219,21 @@ hi_file_open(HiIndexShared *sh, int tier, bool create)
 	if (l->fd[tier] >= 0)
 		close(l->fd[tier]);
 	l->fd[tier] = fd;
+	l->in_memory[tier] = fd_in_memory(fd);
 	pfree(path);
 	return fd;
+}
+
+/*
+ * Is this tier's file of the index in memory?  Only meaningful once the
+ * file was opened in this backend (every I/O request carries its fd).
+ */
+bool
+hi_file_in_memory(HiIndexShared *sh, int tier)
+{
+	HiLocalFds *l = local_fds_for(sh);
+
+	return l->fd[tier] >= 0 && l->in_memory[tier];
 }
 
 int

@@ -68,6 +68,31 @@ io_failed(const HiIoReq *r, bool write, int err, ssize_t got)
 			 write ? errhint("Check free space on the tier's file system.") : 0));
 }
 
+/*
+ * One request with pread/pwrite.  Returns 0, or the errno of a failure
+ * (-1 for a short transfer) with *done set to what was transferred.
+ */
+static int
+sync_one(HiIoReq *r, bool write, ssize_t *done)
+{
+	*done = 0;
+	while (*done < r->len)
+	{
+		ssize_t		rc = write ?
+			pwrite(r->fd, r->buf + *done, r->len - *done, r->offset + *done) :
+			pread(r->fd, r->buf + *done, r->len - *done, r->offset + *done);
+
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc < 0)
+			return errno;
+		if (rc == 0)
+			return -1;
+		*done += rc;
+	}
+	return 0;
+}
+
 static void
 round_sync(HiIoReq *reqs, int n, bool write)
 {
@@ -75,61 +100,84 @@ round_sync(HiIoReq *reqs, int n, bool write)
 
 	for (i = 0; i < n; i++)
 	{
-		HiIoReq    *r = &reqs[i];
-		ssize_t		done = 0;
+		ssize_t		done;
+		int			err = sync_one(&reqs[i], write, &done);
 
-		while (done < r->len)
-		{
-			ssize_t		rc = write ?
-				pwrite(r->fd, r->buf + done, r->len - done, r->offset + done) :
-				pread(r->fd, r->buf + done, r->len - done, r->offset + done);
-
-			if (rc < 0 && errno == EINTR)
-				continue;
-			if (rc < 0)
-				io_failed(r, write, errno, done);
-			if (rc == 0)
-				io_failed(r, write, 0, done);
-			done += rc;
-		}
+		if (err != 0)
+			io_failed(&reqs[i], write, err > 0 ? err : 0, done);
 	}
 }
 
+/*
+ * A round over io_uring.  Requests to files in memory (tmpfs/ramfs, see
+ * tier_files.c) are copied with pread/pwrite while the others are in
+ * flight: buffered io_uring requests to such files are handed to a kernel
+ * worker thread, which costs tens of microseconds for what is a memcpy.
+ * Errors are raised only after every submitted request has completed, so
+ * no request is left writing into a buffer its caller no longer owns.
+ */
 static void
-round_uring(HiIoReq *reqs, int n, bool write)
+round_uring(HiIoReq *reqs, int n, bool write, const bool *mem_tier)
 {
 	int			i;
+	int			nring = 0;
 	int			submitted = 0;
 	int			completed = 0;
 	int			first_err = 0;
 	int			bad = -1;
+	ssize_t		bad_done = 0;
+	int			submit_err = 0;
 
 	for (i = 0; i < n; i++)
 	{
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+		struct io_uring_sqe *sqe;
 
+		if (mem_tier[reqs[i].tier])
+			continue;
+		sqe = io_uring_get_sqe(&ring);
 		Assert(sqe != NULL);
 		if (write)
 			io_uring_prep_write(sqe, reqs[i].fd, reqs[i].buf, reqs[i].len, reqs[i].offset);
 		else
 			io_uring_prep_read(sqe, reqs[i].fd, reqs[i].buf, reqs[i].len, reqs[i].offset);
 		io_uring_sqe_set_data(sqe, &reqs[i]);
+		nring++;
 	}
-	while (submitted < n)
+	while (submitted < nring)
 	{
-		int			rc = io_uring_submit_and_wait(&ring, n - submitted);
+		int			rc = io_uring_submit(&ring);
 
 		if (rc == -EINTR)
 			continue;
 		if (rc < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_IO_ERROR),
-					 errmsg("io_uring submission failed: %s", strerror(-rc))));
+		{
+			/* nothing more was submitted: reap what was, then fail */
+			submit_err = -rc;
+			nring = submitted;
+			break;
+		}
 		submitted += rc;
 	}
 
+	/* the in-memory requests, while the device works on the others */
+	for (i = 0; i < n; i++)
+	{
+		ssize_t		done;
+		int			err;
+
+		if (!mem_tier[reqs[i].tier])
+			continue;
+		err = sync_one(&reqs[i], write, &done);
+		if (err != 0 && bad < 0)
+		{
+			bad = i;
+			first_err = err > 0 ? err : 0;
+			bad_done = done;
+		}
+	}
+
 	/* wait for every completion before raising any error */
-	while (completed < n)
+	while (completed < nring)
 	{
 		struct io_uring_cqe *cqe;
 		int			rc = io_uring_wait_cqe(&ring, &cqe);
@@ -147,36 +195,42 @@ round_uring(HiIoReq *reqs, int n, bool write)
 			{
 				bad = r - reqs;
 				first_err = -cqe->res;
+				bad_done = 0;
 			}
 		}
 		else if (cqe->res != (int) r->len)
 		{
 			/* a short transfer: finish it synchronously, it may be fine */
-			ssize_t		done = cqe->res;
+			HiIoReq		rest = *r;
+			ssize_t		done;
+			int			err;
 
-			while (done < r->len)
+			rest.buf += cqe->res;
+			rest.offset += cqe->res;
+			rest.len -= cqe->res;
+			err = sync_one(&rest, write, &done);
+			if (err != 0 && bad < 0)
 			{
-				ssize_t		rc2 = write ?
-					pwrite(r->fd, r->buf + done, r->len - done, r->offset + done) :
-					pread(r->fd, r->buf + done, r->len - done, r->offset + done);
-
-				if (rc2 <= 0)
-				{
-					if (bad < 0)
-					{
-						bad = r - reqs;
-						first_err = rc2 < 0 ? errno : 0;
-					}
-					break;
-				}
-				done += rc2;
+				bad = r - reqs;
+				first_err = err > 0 ? err : 0;
+				bad_done = cqe->res + done;
 			}
 		}
 		io_uring_cqe_seen(&ring, cqe);
 		completed++;
 	}
+	if (submit_err != 0)
+	{
+		/* unsubmitted entries must not go out with a later round */
+		io_uring_queue_exit(&ring);
+		ring_depth = 0;
+	}
 	if (bad >= 0)
-		io_failed(&reqs[bad], write, first_err, 0);
+		io_failed(&reqs[bad], write, first_err, bad_done);
+	if (submit_err != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("io_uring submission failed: %s", strerror(submit_err))));
 }
 
 /* Sleep out the rest of what the emulated devices would have needed */
@@ -239,10 +293,13 @@ hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write)
 		double		us;
 		int			i;
 		bool		tier_used[HI_NUM_TIERS] = {false, false};
+		bool		mem_tier[HI_NUM_TIERS];
 
+		for (i = 0; i < HI_NUM_TIERS; i++)
+			mem_tier[i] = hi_file_in_memory(sh, i);
 		INSTR_TIME_SET_CURRENT(t0);
 		if (hi_io_method == HI_IO_URING && ensure_ring(depth))
-			round_uring(reqs + start, cnt, write);
+			round_uring(reqs + start, cnt, write, mem_tier);
 		else
 			round_sync(reqs + start, cnt, write);
 		INSTR_TIME_SET_CURRENT(t1);

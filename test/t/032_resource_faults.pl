@@ -137,6 +137,78 @@ SKIP:
 }
 
 # ---------------------------------------------------------------------------
+# (d) a fast tier on tmpfs: where the kernel refuses O_DIRECT there (before
+#     Linux 6.6), that file falls back to buffered I/O with a log line while
+#     the flash tier of the same index keeps O_DIRECT; either way its pages
+#     are copied synchronously (tier_io.c) and answers stay exact across a
+#     restart
+# ---------------------------------------------------------------------------
+SKIP:
+{
+	my $shm = '/dev/shm';
+	my $fstype = -d $shm ? `stat -f -c %T $shm 2>/dev/null` : '';
+	chomp $fstype;
+	skip "(d) $shm is not a tmpfs here ($fstype)", 1 unless $fstype eq 'tmpfs';
+	my $loc = "$shm/hi_032_" . $node->port;
+	rmtree($loc);
+	mkdir $loc or die "mkdir $loc: $!";
+	S("CREATE TABLESPACE memtier LOCATION '$loc'");
+	S(q{
+		SELECT setseed(0.7);
+		CREATE TABLE m (id bigint, geom geometry);
+		INSERT INTO m SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 20000) i;
+		CREATE INDEX m_idx ON m USING hyrtree (geom) WITH (page_size = 2048, placement = 'upper', optane_tablespace = 'memtier');
+		INSERT INTO m SELECT 100000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 5000) i;
+		DELETE FROM m WHERE id % 5 = 0;
+		VACUUM m;
+		SELECT hybrid_index_checkpoint('m_idx');
+	});
+	healthy('(d) fast tier on tmpfs', 'm', 'm_idx', 1000);
+	$node->restart;
+	my $logpos = -s $node->logfile;
+
+	# one session reads both tiers, then reports how its descriptors were opened
+	my %path = map { split /\|/ } split /\n/,
+	  S("SELECT tier || '|' || path FROM hybrid_index_files('m_idx') AS f(tier, path, bytes) WHERE tier IN ('flash', 'optane')");
+	my %direct;
+	# a session that stays, having read both tiers
+	my $bg = $node->background_psql('postgres');
+	$bg->query_safe(q{SET enable_seqscan = off; SELECT count(*) FROM m WHERE geom && ST_MakeEnvelope(0, 0, 1000, 1000)});
+	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+	chomp $pid;
+	opendir(my $dh, "/proc/$pid/fd") or die "opendir /proc/$pid/fd: $!";
+	for my $fd (grep { /^\d+$/ } readdir $dh)
+	{
+		my $target = readlink("/proc/$pid/fd/$fd") // next;
+		for my $tier (keys %path)
+		{
+			next unless realpath($target) eq realpath($path{$tier});
+			my ($flags) = slurp_file("/proc/$pid/fdinfo/$fd") =~ /^flags:\s*([0-7]+)/m;
+			$direct{$tier} = (oct($flags) & 040000) ? 1 : 0;    # O_DIRECT on x86-64
+		}
+	}
+	closedir $dh;
+	$bg->quit;
+	is($direct{flash}, 1, '(d) the flash tier file (ext4) is opened with O_DIRECT');
+	ok(defined $direct{optane}, '(d) the session has the tmpfs tier file open');
+	if (!$direct{optane})
+	{
+		like(substr(slurp_file($node->logfile), $logpos), qr/O_DIRECT refused for "[^"]*\Q$loc\E/,
+			'(d) tmpfs refused O_DIRECT: the fallback to buffered I/O is logged, naming the file');
+	}
+	else
+	{
+		pass('(d) this kernel accepts O_DIRECT on tmpfs (Linux >= 6.6): no fallback needed');
+	}
+	ok(S("SELECT reads > 0 FROM hybrid_index_stats('m_idx') WHERE tier = 'optane'") eq 't',
+		'(d) the tmpfs tier was read from');
+	healthy('(d) fast tier on tmpfs after a restart', 'm', 'm_idx', 1000);
+	S('DROP TABLE m; DROP TABLESPACE memtier');
+	ok(!-e $path{optane}, '(d) DROP removed the tmpfs tier file');
+	rmtree($loc);
+}
+
+# ---------------------------------------------------------------------------
 # (a) a tier on a tiny filesystem that fills up
 # ---------------------------------------------------------------------------
 my $tiny = $ENV{HI_TINY_FS} // '/tmp/hybrid_index_tinyfs';
