@@ -324,7 +324,8 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 
 		if (reg->count <= region_max)
 		{
-			GridItem   *items = palloc(sizeof(GridItem) * Max(reg->count, 1));
+			GridItem   *items = palloc_extended(sizeof(GridItem) * Max(reg->count, 1),
+											  MCXT_ALLOC_HUGE);
 
 			for (i = 0; i < reg->count; i++)
 			{

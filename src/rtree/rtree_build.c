@@ -238,6 +238,7 @@ rt_bulk_load(HiIndex *idx, RtBuild *b)
 	if (nleaf == 0)
 	{
 		rt_spool_end(b->leaves);
+		pfree(b);
 		writer_flush(&w);
 		rt_init_empty(idx);
 		return;
