@@ -122,11 +122,15 @@ class Cluster:
 
     def log_problems(self, since=0):
         """ERROR/FATAL/PANIC lines of the server log from byte offset since."""
+        return self.log_lines(since, ("ERROR:", "FATAL:", "PANIC:", "terminated by signal"))
+
+    def log_lines(self, since, needles):
+        """Lines of the server log from byte offset since that contain one of needles."""
         if not os.path.exists(self.logfile):
             return []
         with open(self.logfile, errors="replace") as f:
             f.seek(since)
-            return [l.rstrip() for l in f if any(w in l for w in ("ERROR:", "FATAL:", "PANIC:", "terminated by signal"))]
+            return [l.rstrip() for l in f if any(w in l for w in needles)]
 
     def log_size(self):
         return os.path.getsize(self.logfile) if os.path.exists(self.logfile) else 0

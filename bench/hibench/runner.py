@@ -196,6 +196,14 @@ class Runner:
                 for line in err.splitlines():
                     if "WARNING" in line:
                         self.warnings.append("%s %s %s: %s" % (d, c, w, line.strip()))
+                # io_uring refused (e.g. kernel.io_uring_disabled set by another
+                # job, as tools/test-all.sh's nouring suite does): synchronous
+                # reads, times not comparable with the other runs
+                if self.cluster.log_lines(logpos, ("falling back to synchronous I/O",)):
+                    print("    WARNING: io_uring was refused during this run (synchronous I/O)", flush=True)
+                    self.warnings.append("%s %s %s rep %d: io_uring was refused by the kernel during this run, "
+                                         "so its page reads were synchronous: its time is not comparable"
+                                         % (d, c, w, rep))
             except SQLError as e:
                 print("FAILED", flush=True)
                 msg = str(e).splitlines()[0] if str(e) else "error"
