@@ -288,7 +288,10 @@ def lbgrid_thesis(scale=1.0, queries="sql"):
                "%d MB (heap and index), the others shared_buffers = %d MB for the heap; the server runs "
                "in a memory cgroup of %d MB + 16 MB + %d MB (CREATE INDEX stays within "
                "maintenance_work_mem = 64 MB for every access method; what the slack leaves to the OS "
-               "page cache holds part of GiST's index and of the heap)."
+               "page cache holds part of GiST's index and of the heap). At 5M points the heap does not "
+               "fit: the SQL range sets then read most heap rows from the disk (one configuration's "
+               "1,000 queries took over 6 minutes and were stopped); --queries probe runs the range "
+               "sets on the index alone."
                % (buf_mb, 2 * buf_mb, buf_mb, 2 * buf_mb, slack_mb),
                "Mixes run in the order 0/100, 20/80, ..., 100/0 on the index the queries ran on, each "
                "taking fresh rows of the insert source (the thesis starts each from the loaded index); "
