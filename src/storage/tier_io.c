@@ -149,10 +149,10 @@ round_uring(HiIoReq *reqs, int n, bool write, const bool *mem_tier)
 
 		if (rc == -EINTR)
 			continue;
-		if (rc < 0)
+		if (rc <= 0)
 		{
 			/* nothing more was submitted: reap what was, then fail */
-			submit_err = -rc;
+			submit_err = rc < 0 ? -rc : EAGAIN;
 			nring = submitted;
 			break;
 		}
