@@ -215,8 +215,10 @@ def lbgrid_thesis(scale=1.0, queries="sql"):
     buf_mb = max(4, min(16, int(round(16 * scale))))
     buf_kb = buf_mb * 1024
     # builds stay within maintenance_work_mem (64 MB here): the cgroup
-    # leaves room for that, the backends and a little page cache
-    slack_mb = 128
+    # leaves room for that, the indexes' shared structures, the backends
+    # and a little page cache (128 MB: an lbgrid build at 5M points was
+    # OOM-killed once, with another 5M-point index's structures resident)
+    slack_mb = 256
     kinds = [("real", "jittered", dict(source="cities", radius=0.05)),
              ("uniform", "uniform", {}), ("gaussian", "gaussian", {})]
     datasets = [Dataset("cities", "cities")]
