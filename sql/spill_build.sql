@@ -78,56 +78,18 @@ CREATE FUNCTION sb_after(tbl text) RETURNS void LANGUAGE sql AS $$
          hybrid_index_check((tbl || '_idx')::regclass),
          (hybrid_index_inspect((tbl || '_idx')::regclass)->>'pages')::bigint;
 $$;
--- each build in statements of its own: the backend's statistics of its
--- temporary files are flushed before sb_after reads them
-SELECT sb_before();
-SET maintenance_work_mem = '1MB';
-CREATE INDEX sbs_hy_idx ON sbs_hy USING hyrtree (geom);
-RESET maintenance_work_mem;
-SELECT pg_stat_force_next_flush();
-SELECT sb_after('sbs_hy');
-SELECT sb_before();
-SET maintenance_work_mem = '1GB';
-CREATE INDEX sbm_hy_idx ON sbm_hy USING hyrtree (geom);
-RESET maintenance_work_mem;
-SELECT pg_stat_force_next_flush();
-SELECT sb_after('sbm_hy');
-SELECT sb_before();
-SET maintenance_work_mem = '1MB';
-CREATE INDEX sbs_ef_idx ON sbs_ef USING efind (geom);
-RESET maintenance_work_mem;
-SELECT pg_stat_force_next_flush();
-SELECT sb_after('sbs_ef');
-SELECT sb_before();
-SET maintenance_work_mem = '1GB';
-CREATE INDEX sbm_ef_idx ON sbm_ef USING efind (geom);
-RESET maintenance_work_mem;
-SELECT pg_stat_force_next_flush();
-SELECT sb_after('sbm_ef');
-SELECT sb_before();
-SET maintenance_work_mem = '1MB';
-CREATE INDEX sbs_lb_idx ON sbs_lb USING lbgrid (geom);
-RESET maintenance_work_mem;
-SELECT pg_stat_force_next_flush();
-SELECT sb_after('sbs_lb');
-SELECT sb_before();
-SET maintenance_work_mem = '1GB';
-CREATE INDEX sbm_lb_idx ON sbm_lb USING lbgrid (geom);
-RESET maintenance_work_mem;
-SELECT pg_stat_force_next_flush();
-SELECT sb_after('sbm_lb');
-SELECT sb_before();
-SET maintenance_work_mem = '1MB';
-CREATE INDEX sbs_hg_idx ON sbs_hg USING hgrid (geom);
-RESET maintenance_work_mem;
-SELECT pg_stat_force_next_flush();
-SELECT sb_after('sbs_hg');
-SELECT sb_before();
-SET maintenance_work_mem = '1GB';
-CREATE INDEX sbm_hg_idx ON sbm_hg USING hgrid (geom);
-RESET maintenance_work_mem;
-SELECT pg_stat_force_next_flush();
-SELECT sb_after('sbm_hg');
+-- each build in statements of its own (\gexec runs every cell as one):
+-- the backend's statistics of its temporary files are flushed before
+-- sb_after reads them
+SELECT 'SELECT sb_before()',
+       format('SET maintenance_work_mem = %L', mem),
+       format('CREATE INDEX %I ON %I USING %s (geom)', tbl || '_idx', tbl, am),
+       'RESET maintenance_work_mem',
+       'SELECT pg_stat_force_next_flush()',
+       format('SELECT sb_after(%L)', tbl)
+FROM sb_cases
+ORDER BY array_position(ARRAY['hyrtree', 'efind', 'lbgrid', 'hgrid'], am),
+         mem DESC \gexec
 
 -- the 1MB builds spilled, the 1GB builds did not; all are consistent
 SELECT c.am, c.mem, b.spilled, b.checked
