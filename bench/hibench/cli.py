@@ -43,6 +43,8 @@ def parse(argv):
     ap.add_argument("--no-cold", action="store_true", help="skip the cold runs")
     ap.add_argument("--buffer-kb", type=int, help="hgrid-thesis: buffer_size of every index (kB; default 8192, "
                     "the thesis' 8 MB)")
+    ap.add_argument("--epoch-size", type=int, help="hyrtree-placement: epoch_size of the HyR-tree variants "
+                    "(node reads; default 250,000 x --scale, the paper's value at its scale)")
     ap.add_argument("--mem-mb", type=int, help="memory budget of every configuration (MB)")
     ap.add_argument("--slack-mb", type=int, help="cgroup limit = budget + 16 MB + slack (processes, page cache)")
     ap.add_argument("--no-cgroup", action="store_true", help="do not limit the server's memory")
@@ -190,6 +192,8 @@ def main(argv):
         kw["queries"] = args.queries
     if args.buffer_kb and args.preset == "hgrid-thesis":
         kw["buffer_kb"] = args.buffer_kb
+    if args.epoch_size and args.preset == "hyrtree-placement":
+        kw["epoch_size"] = args.epoch_size
     preset = presets.PRESETS[args.preset](args.scale, **kw)
     select(preset, args)
     name = args.name or preset.name

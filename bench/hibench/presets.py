@@ -117,13 +117,14 @@ def _modes(queries):
     return [m for m in ("probe", "sql") if m in modes]
 
 
-def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384), queries="probe,sql"):
+def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384), queries="probe,sql", epoch_size=None):
     """Issue 4: R-tree on flash / on the fast tier / sHR-tree / rHyR-tree / HyR-tree,
     with and without the paper's device profiles; construction by insertion and
     5,000 range queries with the data's skew; 4 MB cache per index.  queries:
     probe (the index alone, hybrid_index_probe, as the paper measures), sql
     (SELECT ... WHERE geom && window through the executor) or both, probes
-    first."""
+    first.  epoch_size: node reads per epoch of the HyR-tree variants (default
+    the paper's 250,000, times scale)."""
     from .summaries import hyrtree_summary
     n = _n(5000000, scale)
     tag = "%dm" % (n // 1000000) if n % 1000000 == 0 else "%dk" % (n // 1000)
@@ -131,7 +132,7 @@ def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384), queries="probe,
                 Dataset("uniform" + tag, "uniform", n=n, seed=31),
                 Dataset("gaussian" + tag, "gaussian", n=n, seed=32),
                 Dataset("clustered" + tag, "jittered", n=n, source="cities", seed=33, radius=0.01)]
-    epoch = max(1000, int(250000 * scale))
+    epoch = epoch_size or max(1000, int(250000 * scale))
     configs = []
     for ps in page_sizes:
         k = ps // 1024
