@@ -45,6 +45,8 @@ def parse(argv):
                     "the thesis' 8 MB)")
     ap.add_argument("--epoch-size", type=int, help="hyrtree-placement: epoch_size of the HyR-tree variants "
                     "(node reads; default 250,000 x --scale, the paper's value at its scale)")
+    ap.add_argument("--optane-capacity-kb", type=int, help="hyrtree-placement: optane_capacity of the sHR/rHyR/HyR "
+                    "variants (kB; default unlimited)")
     ap.add_argument("--mem-mb", type=int, help="memory budget of every configuration (MB)")
     ap.add_argument("--slack-mb", type=int, help="cgroup limit = budget + 16 MB + slack (processes, page cache)")
     ap.add_argument("--no-cgroup", action="store_true", help="do not limit the server's memory")
@@ -194,6 +196,8 @@ def main(argv):
         kw["buffer_kb"] = args.buffer_kb
     if args.epoch_size and args.preset == "hyrtree-placement":
         kw["epoch_size"] = args.epoch_size
+    if args.optane_capacity_kb and args.preset == "hyrtree-placement":
+        kw["optane_capacity_kb"] = args.optane_capacity_kb
     preset = presets.PRESETS[args.preset](args.scale, **kw)
     select(preset, args)
     name = args.name or preset.name

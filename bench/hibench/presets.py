@@ -117,14 +117,16 @@ def _modes(queries):
     return [m for m in ("probe", "sql") if m in modes]
 
 
-def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384), queries="probe,sql", epoch_size=None):
+def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384), queries="probe,sql", epoch_size=None,
+                      optane_capacity_kb=None):
     """Issue 4: R-tree on flash / on the fast tier / sHR-tree / rHyR-tree / HyR-tree,
     with and without the paper's device profiles; construction by insertion and
     5,000 range queries with the data's skew; 4 MB cache per index.  queries:
     probe (the index alone, hybrid_index_probe, as the paper measures), sql
     (SELECT ... WHERE geom && window through the executor) or both, probes
     first.  epoch_size: node reads per epoch of the HyR-tree variants (default
-    the paper's 250,000, times scale)."""
+    the paper's 250,000, times scale); optane_capacity_kb: fast-tier capacity of
+    the hybrid variants (default unlimited)."""
     from .summaries import hyrtree_summary
     n = _n(5000000, scale)
     tag = "%dm" % (n // 1000000) if n % 1000000 == 0 else "%dk" % (n // 1000)
@@ -138,6 +140,8 @@ def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384), queries="probe,
         k = ps // 1024
         common = {"page_size": ps, "buffer_size": 4096}
         hyb = dict(common, optane_tablespace="bench_fast", epoch_size=epoch)
+        if optane_capacity_kb:
+            hyb["optane_capacity"] = optane_capacity_kb
         variants = [
             ("flash", dict(common, placement="none"), "bench_flash", "R-tree on flash"),
             ("fast", dict(common, placement="none"), "bench_fast", "R-tree on fast tier"),
