@@ -6,9 +6,10 @@
 #
 # Runs against the server of PGHOST/PGPORT (a cluster of tools/pgcluster.sh
 # with hybrid_index preloaded).  Two identical tables of uniform points in
-# spatial heap order (ST_GeoHash: neighbours share heap pages, as in the
-# clustered benchmark data), one GiST and one hyrtree index (placement none,
-# everything cached), and one window holding about 10 % of the rows.
+# spatial heap order (ORDER BY geom: PostGIS sorts along a space-filling
+# curve, so neighbours share heap pages, as in the clustered benchmark
+# data), one GiST and one hyrtree index (placement none, everything
+# cached), and one window holding about 10 % of the rows.
 # Prints the median of `reps` runs of:
 #   gist sql          the query through the executor, GiST
 #   hyrtree sql       the same, hyrtree, hybrid_index.recheck = on (default)

@@ -61,6 +61,11 @@ def _rw(r, d, w, c):
     return "%s / %s" % (_rb(r, d, w, c), num(wr, 0) if wr is not None else "–")
 
 
+def _lb_configs(r):
+    """LB-Grid and GFFM, those of them the run measured."""
+    return [c for c in ("lbgrid", "gffm") if c in r.labels]
+
+
 def _lbgrid_range_table(r, d, ws, cfgs, rq, prq, how, L, targets):
     """Table 3.4: range queries with (P-RQ) and without (RQ) batched reads"""
     L += ["Range queries%s (Table 3.4 / Fig. 3.13; ms for the query set, reads / writes):" % how, "",
@@ -70,7 +75,7 @@ def _lbgrid_range_table(r, d, ws, cfgs, rq, prq, how, L, targets):
             L.append("| %s | %s |" % (name, " | ".join(
                 "%s (%s)" % (num(_med(r, d, w, c, "median")), _rw(r, d, w, c))
                 if _med(r, d, w, c, "median") is not None else "–" for c in cfgs)))
-    for c in (c for c in ("lbgrid", "gffm") if c in r.labels):
+    for c in _lb_configs(r):
         x = _ratio(_med(r, d, rq, c, "median"), _med(r, d, prq, c, "median"))
         targets.append((d, "range%s: unbatched ÷ batched time, %s" % (how, r.labels[c]), x,
                         2.0 if c == "lbgrid" else None))
@@ -136,7 +141,7 @@ def lbgrid_summary(r):
                     rat = ""
                     if ratio:
                         rat = ", ".join(num(_ratio(_med(r, d, "knn%d-nopf:%s" % (k, d), c, "median"),
-                                                   _med(r, d, w, c, "median")), 2) for c in ("lbgrid", "gffm") if c in r.labels)
+                                                   _med(r, d, w, c, "median")), 2) for c in _lb_configs(r))
                     L.append("| %s | %s | %s |" % (name, " | ".join(cells), rat))
             L.append("")
         # Table 3.6: group point queries
@@ -151,7 +156,7 @@ def lbgrid_summary(r):
                 L.append("| %d | %s |" % (g, " | ".join(
                     "%s (%s)" % (num(_med(r, d, w, c, "median")), _rb(r, d, w, c))
                     if _med(r, d, w, c, "median") is not None else "–" for c in cfgs)))
-            for c in (c for c in ("lbgrid", "gffm") if c in r.labels):
+            for c in _lb_configs(r):
                 x = _ratio(_med(r, d, "group1:%s" % d, c, "median"), _med(r, d, "group100:%s" % d, c, "median"))
                 targets.append((d, "100 single-point queries ÷ 1 group of 100, %s" % r.labels[c], x,
                                 2.5 if c == "lbgrid" else None))
