@@ -1,5 +1,6 @@
 """bench/results/<name>.md, PNG plots and a CSV of the executions."""
 import datetime
+import gzip
 import json
 import math
 import os
@@ -87,10 +88,11 @@ class Report:
         md = os.path.join(self.out_dir, self.name + ".md")
         with open(md, "w") as f:
             f.write(self.markdown(pngs))
-        csv = os.path.join(self.out_dir, self.name + "-executions.csv")
+        # gzip: every row repeats the run's settings and inspect snapshots
+        csv = os.path.join(self.out_dir, self.name + "-executions.csv.gz")
         out, _ = self.db.run("COPY (SELECT * FROM hybrid_index_bench.execution WHERE run_name = %s ORDER BY id) "
                              "TO STDOUT WITH (FORMAT csv, HEADER true)" % lit(self.run))
-        with open(csv, "w") as f:
+        with gzip.open(csv, "wt") as f:
             f.write(out)
         return md, pngs, csv
 
@@ -118,7 +120,7 @@ class Report:
               "(after `bench/run ... --keep`: `psql -h %s -p %s -U postgres -d %s`): `CALL hybrid_index_bench.run_experiment('%s:<dataset>');` "
               "and the statistics: `SELECT * FROM hybrid_index_bench.report('%s', '%s');`."
               % (env["socket"], env["port"], env["database"], self.p.name, self.run, self.p.baseline), "",
-              "Raw rows: `%s-executions.csv` (one row per run, every column of `hybrid_index_bench.execution`)."
+              "Raw rows: `%s-executions.csv.gz` (one row per run, every column of `hybrid_index_bench.execution`)."
               % self.name, "",
               "Data: GeoNames cities500 (CC BY 4.0); © OpenStreetMap contributors (ODbL) for land polygons.", ""]
         return "\n".join(L)
