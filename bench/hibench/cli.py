@@ -162,7 +162,15 @@ def setup_database(db, cluster, fast):
     else:
         spaces["bench_fast"] = cluster.mkdir(os.path.join(cluster.workdir, "fast_ts"))
     for name, path in spaces.items():
-        if db.value("SELECT count(*) FROM pg_tablespace WHERE spcname = %s" % lit(name)) == "0":
+        exists = db.value("SELECT count(*) FROM pg_tablespace WHERE spcname = %s" % lit(name)) != "0"
+        if exists and not any(e.startswith("PG_") for e in os.listdir(path)):
+            # --reuse after the fast tier was mounted afresh (tmpfs, loop):
+            # the catalog entry outlived its directory; it holds nothing (every
+            # configuration's table and index are dropped), so make it again
+            log("tablespace %s: its directory %s is new, creating the tablespace again" % (name, path))
+            db.run("DROP TABLESPACE %s" % name)
+            exists = False
+        if not exists:
             db.run("CREATE TABLESPACE %s LOCATION %s" % (name, lit(path)))
     return spaces
 
