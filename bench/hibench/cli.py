@@ -39,9 +39,10 @@ def parse(argv):
     ap.add_argument("--datasets", help="only datasets matching these comma-separated patterns")
     ap.add_argument("--page-sizes", help="hyrtree-placement, efind-paper: page sizes, e.g. 8192 or 4096,16384")
     ap.add_argument("--queries", help="hyrtree-placement, hgrid-thesis, lbgrid-thesis: comma-separated "
-                    "query modes, run in this order: probe (index only, no heap), sql (through the "
-                    "executor); hyrtree-placement also probe-qd1 (probe with io_depth = 1, one page "
-                    "read at a time as the paper's R-tree). Default probe,sql")
+                    "query modes: probe (index only, no heap), sql (through the executor); "
+                    "hyrtree-placement also probe-qd1 (probe with io_depth = 1, one page read at a time "
+                    "as the paper's R-tree) and runs them in the order given, the others probes first. "
+                    "Default probe,sql (hyrtree-placement), sql (the others)")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold runs")
     ap.add_argument("--buffer-kb", type=int, help="hgrid-thesis: buffer_size of every index (kB; default 8192, "
                     "the thesis' 8 MB)")

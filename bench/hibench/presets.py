@@ -109,16 +109,16 @@ def gist_compare(scale=1.0):
 PROBE_LABEL = "index only (no heap)"
 
 
-def _modes(queries, allowed=("probe", "sql")):
-    """queries: comma-separated query modes, run in the order given (the
-    preset's default puts probes first)"""
+def _modes(queries, allowed=("probe", "sql"), ordered=False):
+    """queries: comma-separated query modes; in the order given if ordered,
+    else in the order of allowed (probes first)"""
     modes = []
     for m in (m.strip() for m in queries.split(",")):
         if m and m not in modes:
             modes.append(m)
     if not modes or set(modes) - set(allowed):
         raise ValueError("queries must be a comma-separated list of %s, not %r" % ("/".join(allowed), queries))
-    return modes
+    return modes if ordered else [m for m in allowed if m in modes]
 
 
 # probe: the index alone, batched (a level's pages per I/O batch); probe-qd1:
@@ -171,7 +171,7 @@ def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384), queries="probe,
         qs = "w0.01:%s" % d.name
         sets.append(QuerySet(qs, d.name, "window", 5000, area_pct=0.01, distribution="data", seed=300 + i))
         seq = ["build-insert"]
-        for m in _modes(queries, HYRTREE_MODES):
+        for m in _modes(queries, HYRTREE_MODES, ordered=True):
             if m == "probe":
                 wls.append(Workload("range-probe:%s" % d.name, "range_probe", query_set=qs,
                                     params={"warmup": False},
@@ -210,7 +210,7 @@ def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384), queries="probe,
                "counting the TIDs it returns, no heap fetch and no recheck, as the paper (and "
                "FESTIval) time the index; SQL runs are SELECT count(*), sum(id) ... WHERE geom && "
                "window through the executor (bitmap heap scan). A later run finds the placement "
-               "the earlier one learned." % (", ".join(_modes(queries, HYRTREE_MODES)), PROBE_LABEL)])
+               "the earlier one learned." % (", ".join(_modes(queries, HYRTREE_MODES, ordered=True)), PROBE_LABEL)])
 
 
 PRESETS = {"default": default, "gist-compare": gist_compare, "hyrtree-placement": hyrtree_placement}
