@@ -520,7 +520,7 @@ def hgrid_thesis(scale=1.0, queries="sql", buffer_kb=None):
         configs.append(Config("gffm-fast" + sfx, "hgrid", dict(common, placement="none"),
                               tablespace="bench_fast", profile=prof, gucs=FAST_AS_FLASH if emu else {},
                               label="GFFM fast tier" + lab))
-        sels = HGRID_SELECTIVITIES if emu else (1.5,)
+        sels = HGRID_SELECTIVITIES if emu else (1.0, 1.5)
         for s in sels:
             configs.append(Config("hgrid-s%s%s" % (s, sfx), "hgrid", dict(hyb, placement="hot", selectivity=s),
                                   tablespace="bench_flash", profile=prof, label="H-Grid s=%s%s" % (s, lab)))
