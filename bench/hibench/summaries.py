@@ -318,31 +318,30 @@ def hgrid_summary(r):
             L.append("")
         # gains on the emulated devices (the targets) and, without a
         # target, on the real tiers (configurations without -emu)
+        gains = (("mix0:%s" % d, "single-point search (0/100)", 0.35, 0.45),
+                 ("mixu0:%s" % d, "single-point search, uniform points (0/100)", 0.35, 0.45),
+                 ("pts-probe:%s" % d, "single-point search, probe", 0.35, 0.45),
+                 ("ptsu-probe:%s" % d, "single-point search, uniform points, probe", 0.35, 0.45),
+                 ("range:%s" % d, "range queries", 0.20, None),
+                 ("range-probe:%s" % d, "range queries, probe", 0.20, None)) + tuple(
+            ("knn%d:%s" % (k, d), "%d-NN" % k, 0.15, None) for k in (10, 50, 100, 1000)) + tuple(
+            ("knn%d-probe:%s" % (k, d), "%d-NN, probe" % k, 0.15, None) for k in (10, 50, 100, 1000))
         for sfx, real in (("-emu", False), ("", True)):
-            base = "gffm-flash" + sfx
-            if base not in cfgs:
+            if "gffm-flash" + sfx not in cfgs:
                 continue
-            for w, what, t_h, t_s in (("mix0:%s" % d, "single-point search (0/100)", 0.35, 0.45),
-                                      ("mixu0:%s" % d, "single-point search, uniform points (0/100)", 0.35, 0.45),
-                                      ("pts-probe:%s" % d, "single-point search, probe", 0.35, 0.45),
-                                      ("ptsu-probe:%s" % d, "single-point search, uniform points, probe", 0.35, 0.45),
-                                      ("range:%s" % d, "range queries", 0.20, None),
-                                      ("range-probe:%s" % d, "range queries, probe", 0.20, None)) + tuple(
-                    ("knn%d:%s" % (k, d), "%d-NN" % k, 0.15, None) for k in (10, 50, 100, 1000)) + tuple(
-                    ("knn%d-probe:%s" % (k, d), "%d-NN, probe" % k, 0.15, None) for k in (10, 50, 100, 1000)):
+            for w, what, t_h, t_s in gains:
                 if w not in ws:
                     continue
-                b = _med(r, d, w, base, "median")
-                tgt = (lambda t: None) if real else (lambda t: t)
                 if real:
-                    what = what + " (real tiers)"
-                for c in ("hgrid-s1.0", "hgrid-s1.5", "hgrid-s2.5"):
-                    if c + sfx in cfgs:
-                        targets.append((d, "%s: %s faster than GFFM on flash" % (what, r.labels.get(c + sfx, c + sfx)),
-                                        _gain(b, _med(r, d, w, c + sfx, "median")), tgt(t_h)))
+                    what, t_h, t_s = what + " (real tiers)", None, None
+                b = _med(r, d, w, "gffm-flash" + sfx, "median")
+                for c in ("hgrid-s1.0" + sfx, "hgrid-s1.5" + sfx, "hgrid-s2.5" + sfx):
+                    if c in cfgs:
+                        targets.append((d, "%s: %s faster than GFFM on flash" % (what, r.labels.get(c, c)),
+                                        _gain(b, _med(r, d, w, c, "median")), t_h))
                 if "hgrid-special" + sfx in cfgs:
                     targets.append((d, "%s: special case faster than GFFM on flash" % what,
-                                    _gain(b, _med(r, d, w, "hgrid-special" + sfx, "median")), tgt(t_s)))
+                                    _gain(b, _med(r, d, w, "hgrid-special" + sfx, "median")), t_s))
                 if "hgrid-random" + sfx in cfgs and "hgrid-s1.5" + sfx in cfgs:
                     targets.append((d, "%s: H-Grid (s=1.5) faster than H-Grid random" % what,
                                     _gain(_med(r, d, w, "hgrid-random" + sfx, "median"),
