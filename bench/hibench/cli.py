@@ -28,7 +28,8 @@ def parse(argv):
     ap = argparse.ArgumentParser(prog="bench/run", description=(
         "FESTIval-style benchmarks of hybrid_index (run as root). Starts its own PostgreSQL 15 "
         "cluster, runs a preset's workloads through the SQL functions of schema hybrid_index_bench "
-        "and writes bench/results/<name>.md, PNG plots and a CSV. See bench/README.md."),
+        "and writes bench/results/<name>.md, PNG plots and a CSV of the executions "
+        "(bench/results/raw/, not committed). See bench/README.md."),
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="presets: " + ", ".join(presets.PRESETS))
     ap.add_argument("preset", nargs="?", default="default", help="default | gist-compare | hyrtree-placement | lbgrid-thesis | efind-paper | list")

@@ -1,4 +1,5 @@
-"""bench/results/<name>.md, PNG plots and a CSV of the executions."""
+"""bench/results/<name>.md, PNG plots and a CSV of the executions (in bench/results/raw/,
+not committed)."""
 import datetime
 import gzip
 import json
@@ -37,6 +38,10 @@ def num(x, digits=1):
 def median(vals):
     vals = [v for v in vals if v is not None]
     return statistics.median(vals) if vals else None
+
+
+# raw execution CSVs go to <results>/raw/, which git ignores
+RAW_DIR = "raw"
 
 
 class Report:
@@ -88,8 +93,11 @@ class Report:
         md = os.path.join(self.out_dir, self.name + ".md")
         with open(md, "w") as f:
             f.write(self.markdown(pngs))
-        # gzip: every row repeats the run's settings and inspect snapshots
-        csv = os.path.join(self.out_dir, self.name + "-executions.csv.gz")
+        # gzip: every row repeats the run's settings and inspect snapshots.
+        # raw/ is ignored by git (.gitignore): the command in the report
+        # regenerates it, and only the report and its plots are committed.
+        os.makedirs(os.path.join(self.out_dir, RAW_DIR), exist_ok=True)
+        csv = os.path.join(self.out_dir, RAW_DIR, self.name + "-executions.csv.gz")
         out, _ = self.db.run("COPY (SELECT * FROM hybrid_index_bench.execution WHERE run_name = %s ORDER BY id) "
                              "TO STDOUT WITH (FORMAT csv, HEADER true)" % lit(self.run))
         with gzip.open(csv, "wt") as f:
@@ -120,8 +128,10 @@ class Report:
               "(after `bench/run ... --keep`: `psql -h %s -p %s -U postgres -d %s`): `CALL hybrid_index_bench.run_experiment('%s:<dataset>');` "
               "and the statistics: `SELECT * FROM hybrid_index_bench.report('%s', '%s');`."
               % (env["socket"], env["port"], env["database"], self.p.name, self.run, self.p.baseline), "",
-              "Raw rows: `%s-executions.csv.gz` (one row per run, every column of `hybrid_index_bench.execution`)."
-              % self.name, "",
+              "Raw rows: `%s/%s-executions.csv.gz` (one row per run, every column of "
+              "`hybrid_index_bench.execution`), written next to this report by the command above; it is not "
+              "committed (`bench/results/%s/` is ignored by git): run the command again to regenerate it."
+              % (RAW_DIR, self.name, RAW_DIR), "",
               "Data: GeoNames cities500 (CC BY 4.0); © OpenStreetMap contributors (ODbL) for land polygons.", ""]
         return "\n".join(L)
 
