@@ -432,3 +432,58 @@ def hyrtree_summary(r):
                 ("**met**" if (x >= t if t else x > 0) else "**missed**") if (t is not None and x is not None) else ""))
         L.append("")
     return L
+
+
+def _gist_target(w, mode):
+    """The foundation issue's target for a gist-compare workload: the largest
+    hyrtree ÷ GiST time ratio that meets it."""
+    if w == "build" or w.startswith("insert"):
+        return 1.0
+    if w.startswith("range_"):
+        return 1.2 if mode == "warm" else 0.7
+    if w.startswith("knn"):
+        return 1.5
+    return None
+
+
+def gist_compare_summary(r):
+    """The foundation issue's targets (hyrtree ÷ GiST time per workload and
+    mode), with the hyrtree index queried with hybrid_index.recheck = off
+    beside them (informational), as bench/gist_compare.sh reported them."""
+    from .presets import NORECHECK
+    hyr, gist = "hyrtree", "gist"
+    L = ["## Targets (foundation issue)", "",
+         "Ratio = median time of hyrtree ÷ median time of GiST (lower is better for hyrtree); a target is met "
+         "when the ratio is at most the target. *Recheck off*: the same hyrtree index queried with "
+         "`hybrid_index.recheck = off` (informational, not the default: the executor then skips its recheck "
+         "of every returned row, which GiST's `&&` does not need either). CPU: the backends' CPU time, "
+         "hyrtree ÷ GiST.", "",
+         "| dataset | workload | mode | GiST ms | hyrtree ms | hyrtree ÷ GiST | target | | CPU ratio "
+         "| recheck off ms | recheck off ÷ GiST | |",
+         "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|"]
+    rows = 0
+    for d in r._datasets():
+        ws = r._workloads(d)
+        for w in ws:
+            if NORECHECK in w:
+                continue
+            nr = w.replace(":", NORECHECK + ":", 1) if ":" in w else None
+            nr = nr if nr in ws else None
+            for mode in ("warm", "cold"):
+                g, h = _med(r, d, w, gist, "median", mode), _med(r, d, w, hyr, "median", mode)
+                if g is None or h is None:
+                    continue
+                t = _gist_target(w, mode)
+                x, n = _ratio(h, g), _med(r, d, nr, hyr, "median", mode) if nr else None
+                xn = _ratio(n, g)
+                cpu = _ratio(_med(r, d, w, hyr, "cpu_ms", mode), _med(r, d, w, gist, "cpu_ms", mode))
+
+                def verdict(v):
+                    return ("met" if v <= t else "**not met**") if v is not None and t is not None else ""
+                L.append("| %s | %s | %s | %s | %s | **%s×** | %s | %s | %s | %s | %s | %s |" % (
+                    d, r.wlabels.get(w, w), mode, num(g), num(h), "%.2f" % x, ("≤ %.1f×" % t) if t else "–",
+                    verdict(x), ("%.2f×" % cpu) if cpu is not None else "–", num(n),
+                    ("%.2f×" % xn) if xn is not None else "–", verdict(xn)))
+                rows += 1
+    L.append("")
+    return L if rows else []
