@@ -25,9 +25,13 @@ REGRESS_PREP = isolation-specs
 
 PG_CONFIG ?= pg_config
 PG_CPPFLAGS = -I$(srcdir)/src -std=gnu99 -Wall -Wmissing-prototypes
+# each object records the headers it includes (src/**/*.d), so a header
+# change rebuilds only what includes it; the JIT bitcode follows its object
+PG_CFLAGS = -MMD -MP
 SHLIB_LINK = -luring
 
-EXTRA_CLEAN = results regression.diffs regression.out tmp_check log isolation output_iso
+EXTRA_CLEAN = results regression.diffs regression.out tmp_check log isolation output_iso \
+	$(wildcard src/*.d src/*/*.d)
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -35,8 +39,8 @@ include $(PGXS)
 $(EXT_SCRIPT): $(EXT_PARTS)
 	cat $^ > $@
 
-# every object depends on every header: the tree is small, rebuilds are cheap
-$(OBJS): $(wildcard src/*.h src/*/*.h)
+-include $(wildcard src/*.d src/*/*.d)
+$(OBJS:.o=.bc): %.bc: %.o
 
 .PHONY: isolation-specs
 isolation-specs:

@@ -16,6 +16,8 @@
 #       synchronous I/O and pass the same tests ("nouring");
 #    c. runs pg_prove over test/pgtap/*.sql in a database with pgtap,
 #       postgis and hybrid_index (real data preloaded when available),
+#    (first of all, tools/check-layers.sh: no file includes a header of a
+#    layer above it)
 #    d. runs the TAP tests test/t/*.pl (make installcheck with REGRESS
 #       emptied: PGXS runs prove_installcheck), each with its own clusters;
 # 4. stops every server it started, prints the summaries and exits non-zero
@@ -138,6 +140,14 @@ count_fail() {
 	FAILED=$((FAILED + $1))
 	FAILED_WHAT+=("$2")
 }
+
+# calls go down the layers only (ARCHITECTURE.md; src/README.md)
+log "layer check"
+if bash "$ROOT/tools/check-layers.sh"; then
+	count_pass 1
+else
+	count_fail 1 "layers"
+fi
 
 need_cluster=0
 case " $SUITES " in *" regress "* | *" isolation "* | *" nouring "* | *" pgtap "*) need_cluster=1 ;; esac

@@ -16,6 +16,7 @@
 #include "utils/memutils.h"
 
 #include "am/am_common.h"
+#include "core/hi_core.h"
 
 typedef struct AmBuildState
 {

@@ -13,7 +13,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
 
 /* build sub-phases reported in pg_stat_progress_create_index */
 #define AM_PHASE_SCAN		2	/* reading the heap */

@@ -7,7 +7,7 @@
  * pages before running the generic estimate.  Batched reads make the pages
  * of one step cost less than random single reads: they are charged at the
  * midpoint between sequential and random page cost.  Each AM adds the cost
- * of reaching its leaves or buckets (rtam_cost.c, lbgrid_cost.c).
+ * of reaching its leaves or buckets (rtam_cost.c, gridam_cost.c).
  */
 #include "postgres.h"
 
@@ -18,6 +18,7 @@
 #include "utils/spccache.h"
 
 #include "am/am_common.h"
+#include "core/hi_core.h"
 
 /*
  * The index's pages and height from its shared state, if it is loaded

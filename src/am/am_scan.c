@@ -4,7 +4,7 @@
  *	  state's memory, copying scan keys on rescan, the query box of an
  *	  ORDER BY geom <-> q, handing kNN distances to the executor, and the
  *	  index tuple of index-only scans.  Turning scan keys into quals and
- *	  searching stay with each AM (rtam_scan.c, lbgrid_scan.c).
+ *	  searching stay with each AM (rtam_scan.c, gridam_scan.c).
  */
 #include "postgres.h"
 
@@ -12,6 +12,7 @@
 #include "utils/memutils.h"
 
 #include "am/am_common.h"
+#include "core/hi_core.h"
 
 /*
  * ambeginscan: a scan whose opaque state (opaque_size bytes, starting with

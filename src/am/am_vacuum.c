@@ -7,6 +7,7 @@
 #include "postgres.h"
 
 #include "am/am_common.h"
+#include "core/hi_core.h"
 
 IndexBulkDeleteResult *
 am_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,

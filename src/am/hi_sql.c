@@ -22,6 +22,9 @@
 
 #include "am/rtam.h"
 #include "rtree/rtree.h"
+#include "storage/storage.h"
+#include "core/hi_core.h"
+#include "policy/placement.h"
 
 PG_FUNCTION_INFO_V1(hybrid_index_stats);
 PG_FUNCTION_INFO_V1(hybrid_index_reset_stats);

@@ -12,7 +12,8 @@
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
+#include "core/hi_core.h"
 
 extern void hyrtree_init(void);
 extern char *rtam_buildphasename(int64 phasenum);

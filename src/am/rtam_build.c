@@ -9,6 +9,7 @@
 #include "am/am_common.h"
 #include "am/rtam.h"
 #include "rtree/rtree.h"
+#include "core/hi_core.h"
 
 static void *
 begin(Size budget, void *arg)

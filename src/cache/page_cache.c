@@ -29,7 +29,8 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "hybrid_index.h"
+#include "cache/page_cache.h"
+#include "storage/storage.h"
 
 #define HI_CACHE_PARTITIONS 16
 #define HI_MAX_USAGE 5
@@ -224,184 +225,6 @@ lookup_pin(const HiFrameTag *tag)
 	return f;
 }
 
-uint32
-hi_page_checksum(const char *page, uint32 page_size)
-{
-	pg_crc32c	crc;
-
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, page + sizeof(uint32), page_size - sizeof(uint32));
-	FIN_CRC32C(crc);
-	return crc;
-}
-
-void
-hi_page_verify(HiIndexShared *sh, const char *page, uint32 pageno, uint32 pte)
-{
-	const HiPageHeader *h = (const HiPageHeader *) page;
-
-	if (h->checksum != hi_page_checksum(page, sh->meta.page_size) ||
-		h->pageno != pageno)
-	{
-		char	   *path = hi_slot_path(sh, HI_PTE_TIER(pte));
-
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("corrupted page %u in index file \"%s\" at slot %u",
-						pageno, path, HI_PTE_SLOT(pte)),
-				 errdetail("Stored checksum %08x, computed %08x; page header says page %u.",
-						   h->checksum, hi_page_checksum(page, sh->meta.page_size),
-						   h->pageno),
-				 errhint("REINDEX the index.")));
-	}
-	else
-	{
-		const HiAmOps *ops = hi_am_ops_by_kind(sh->meta.am);
-		const char *why;
-
-		if (ops != NULL && ops->page_layout != NULL &&
-			(why = ops->page_layout(page, sh->meta.page_size)) != NULL)
-		{
-			char	   *path = hi_slot_path(sh, HI_PTE_TIER(pte));
-
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("corrupted page %u in index file \"%s\" at slot %u",
-							pageno, path, HI_PTE_SLOT(pte)),
-					 errdetail("The checksum is right but %s.", why),
-					 errhint("REINDEX the index.")));
-		}
-	}
-}
-
-/*
- * Write pages of one index copy-on-write: each into a fresh slot of the
- * tier it belongs on, in one batch, then point the page table at them.
- */
-static void
-write_pages(HiIndexShared *sh, char **pages, int n)
-{
-	HiIoReq    *reqs;
-	uint32	   *ptes;
-	int			i;
-	uint32		psize = sh->meta.page_size;
-	int			slotno = sh - hi_shared->indexes;
-	char	   *paths[HI_NUM_TIERS] = {NULL, NULL};
-
-	if (n == 0)
-		return;
-	reqs = palloc(sizeof(HiIoReq) * n);
-	ptes = palloc(sizeof(uint32) * n);
-
-	/* a checkpoint waits for page writes in flight (see hi_index.c) */
-	LWLockAcquire(&sh->ckpt_lock, LW_SHARED);
-	PG_TRY();
-	{
-		for (i = 0; i < n; i++)
-		{
-			HiPageHeader *h = (HiPageHeader *) pages[i];
-			int			tier = hi_place_write_tier(sh, slotno, pages[i],
-												   hi_pt_get(sh, h->pageno));
-			uint32		slot = hi_pt_alloc_slot(sh, tier);
-
-			h->checksum = hi_page_checksum(pages[i], psize);
-			ptes[i] = HI_PTE_MAKE(tier, slot, h->level > 0);
-			if (paths[tier] == NULL)
-				paths[tier] = hi_slot_path(sh, tier);
-			reqs[i].fd = hi_file_open(sh, tier, false);
-			reqs[i].tier = tier;
-			reqs[i].offset = (off_t) slot * psize;
-			reqs[i].buf = pages[i];
-			reqs[i].len = psize;
-			reqs[i].path = paths[tier];
-		}
-		PG_TRY();
-		{
-			hi_io_batch(sh, reqs, n, true);
-		}
-		PG_CATCH();
-		{
-			/* the old versions stay current; give the new slots back */
-			for (i = 0; i < n; i++)
-				hi_pt_unalloc_slot(sh, HI_PTE_TIER(ptes[i]), HI_PTE_SLOT(ptes[i]));
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		for (i = 0; i < n; i++)
-			hi_pt_remap(sh, ((HiPageHeader *) pages[i])->pageno, ptes[i]);
-	}
-	PG_FINALLY();
-	{
-		LWLockRelease(&sh->ckpt_lock);
-	}
-	PG_END_TRY();
-	pfree(reqs);
-	pfree(ptes);
-}
-
-void
-hi_page_write_direct(HiIndexShared *sh, char **pages, int n)
-{
-	write_pages(sh, pages, n);
-}
-
-/*
- * Read the stored versions of n pages into caller-supplied buffers
- * (HI_IO_ALIGN-aligned, page_size each) in one batch, bypassing the cache:
- * for page sources with buffers of their own.  Checksums are verified.
- */
-void
-hi_page_read_direct(HiIndexShared *sh, const uint32 *pagenos, int n, char **bufs)
-{
-	HiIoReq    *reqs;
-	uint32	   *ptes;
-	char	   *paths[HI_NUM_TIERS] = {NULL, NULL};
-	uint32		psize = sh->meta.page_size;
-	int			i;
-
-	if (n == 0)
-		return;
-	reqs = palloc(sizeof(HiIoReq) * n);
-	ptes = palloc(sizeof(uint32) * n);
-	/* a checkpoint must not free the slots while we read them */
-	LWLockAcquire(&sh->ckpt_lock, LW_SHARED);
-	hi_pt_reads_begin(sh);
-	PG_TRY();
-	{
-		for (i = 0; i < n; i++)
-		{
-			uint32		e = hi_pt_get(sh, pagenos[i]);
-			int			tier;
-
-			if (!HI_PTE_MAPPED(e))
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("page %u of index %u has no storage", pagenos[i], sh->indexoid)));
-			tier = HI_PTE_TIER(e);
-			if (paths[tier] == NULL)
-				paths[tier] = hi_slot_path(sh, tier);
-			ptes[i] = e;
-			reqs[i].fd = hi_file_open(sh, tier, false);
-			reqs[i].tier = tier;
-			reqs[i].offset = (off_t) HI_PTE_SLOT(e) * psize;
-			reqs[i].buf = bufs[i];
-			reqs[i].len = psize;
-			reqs[i].path = paths[tier];
-		}
-		hi_io_batch(sh, reqs, n, false);
-		for (i = 0; i < n; i++)
-			hi_page_verify(sh, bufs[i], pagenos[i], ptes[i]);
-	}
-	PG_FINALLY();
-	{
-		hi_pt_reads_end(sh);
-		LWLockRelease(&sh->ckpt_lock);
-	}
-	PG_END_TRY();
-	pfree(reqs);
-	pfree(ptes);
-}
-
 /*
  * Write out frames that the caller has pinned and marked FR_IO (and that
  * are dirty), grouped per index.  Clears DIRTY and IO.
@@ -444,7 +267,7 @@ flush_frames(HiFrame *frames, int n)
 			 */
 			if (sh->in_use && sh->generation == tag.generation && sh->loaded &&
 				hi_slot_files_exist(sh))
-				write_pages(sh, pages, cnt);
+				hi_store_write(sh, pages, cnt);
 			for (j = 0; j < cnt; j++)
 				written[members[j]] = true;
 		}
@@ -647,6 +470,7 @@ migrate_clean_victim(HiFrame f)
 	HiFrameDesc *d = &descs[f];
 	HiFrameTag	tag;
 	HiIndexShared *sh;
+	const HiStorePolicy *policy;
 	bool		take = false;
 
 	SpinLockAcquire(&d->hdr);
@@ -658,9 +482,12 @@ migrate_clean_victim(HiFrame f)
 	}
 	SpinLockRelease(&d->hdr);
 	sh = &hi_shared->indexes[tag.slotno];
-	if (!sh->in_use || sh->generation != tag.generation || !sh->loaded ||
-		!hi_place_migrate_clean(sh, tag.slotno, hi_frame_data(f),
-								hi_pt_get(sh, tag.pageno)))
+	if (!sh->in_use || sh->generation != tag.generation || !sh->loaded)
+		return false;
+	policy = hi_store_policy(sh);
+	if (policy->migrate_clean == NULL ||
+		!policy->migrate_clean(sh, tag.slotno, hi_frame_data(f),
+							   hi_pt_get(sh, tag.pageno)))
 		return false;
 	SpinLockAcquire(&d->hdr);
 	if (d->refcount == 1 && !(d->flags & FR_IO))
@@ -974,10 +801,6 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 
 	if (nmiss > 0)
 	{
-		HiIoReq    *reqs = palloc(sizeof(HiIoReq) * nmiss);
-		uint32	   *ptes = palloc(sizeof(uint32) * nmiss);
-		char	   *paths[HI_NUM_TIERS] = {NULL, NULL};
-		volatile bool reads_done = false;
 		HiFrame    *mapped;
 		volatile int nmapped = 0;
 
@@ -1049,42 +872,23 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 		}
 		PG_END_TRY();
 
-		/* a slot superseded meanwhile stays unused until we are done */
-		hi_pt_reads_begin(idx->sh);
 		PG_TRY();
 		{
+			char	  **bufs = palloc(sizeof(char *) * Max(nread, 1));
+			uint32	   *pnos = palloc(sizeof(uint32) * Max(nread, 1));
+
 			for (i = 0; i < nread; i++)
 			{
-				int			k = toread[i];
-				uint32		e = hi_pt_get(idx->sh, pagenos[k]);
-				int			tier;
-
-				if (!HI_PTE_MAPPED(e))
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("page %u of index \"%s\" has no storage",
-									pagenos[k], RelationGetRelationName(idx->rel))));
-				tier = HI_PTE_TIER(e);
-				ptes[i] = e;
-				if (paths[tier] == NULL)
-					paths[tier] = hi_slot_path(idx->sh, tier);
-				reqs[i].fd = hi_file_open(idx->sh, tier, false);
-				reqs[i].tier = tier;
-				reqs[i].offset = (off_t) HI_PTE_SLOT(e) * idx->page_size;
-				reqs[i].buf = hi_frame_data(frames[k]);
-				reqs[i].len = idx->page_size;
-				reqs[i].path = paths[tier];
+				bufs[i] = hi_frame_data(frames[toread[i]]);
+				pnos[i] = pagenos[toread[i]];
 			}
-			hi_io_batch(idx->sh, reqs, nread, false);
-			hi_pt_reads_end(idx->sh);
-			reads_done = true;
-			for (i = 0; i < nread; i++)
-				hi_page_verify(idx->sh, reqs[i].buf, pagenos[toread[i]], ptes[i]);
+			hi_store_read_pages(idx->sh, RelationGetRelationName(idx->rel),
+								pnos, nread, bufs, NULL);
+			pfree(bufs);
+			pfree(pnos);
 		}
 		PG_CATCH();
 		{
-			if (!reads_done)
-				hi_pt_reads_end(idx->sh);
 			for (i = 0; i < nread; i++)
 				unmap_failed(frames[toread[i]]);
 			PG_RE_THROW();
@@ -1099,8 +903,6 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 			d->flags = (d->flags & ~FR_IO) | FR_VALID;
 			SpinLockRelease(&d->hdr);
 		}
-		pfree(reqs);
-		pfree(ptes);
 		pfree(free_frames);
 		pfree(toread);
 		pfree(mapped);
@@ -1123,12 +925,13 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 			hi_cache_read_batch(idx, &pagenos[k], 1, &frames[k]);
 		}
 	}
+	if (hi_store_policy(idx->sh)->note_reads != NULL)
 	{
 		char	  **pages = palloc(sizeof(char *) * Max(n, 1));
 
 		for (i = 0; i < n; i++)
 			pages[i] = hi_frame_data(frames[i]);
-		hi_place_note_reads(idx->sh, idx->slotno, pagenos, pages, n);
+		hi_store_policy(idx->sh)->note_reads(idx->sh, idx->slotno, pagenos, pages, n);
 		pfree(pages);
 	}
 	pfree(miss);

@@ -21,7 +21,9 @@
 #include "utils/dsa.h"
 #include "utils/hsearch.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
+#include "cache/page_cache.h"
+#include "storage/storage.h"
 
 typedef struct SpillKey
 {
@@ -175,7 +177,7 @@ hi_spill_flush(HiIndexShared *sh, int slotno)
 
 	if (n > 0)
 	{
-		hi_page_write_direct(sh, pages, n);
+		hi_store_write(sh, pages, n);
 		LWLockAcquire(spill_lock, LW_EXCLUSIVE);
 		for (i = 0; i < n; i++)
 		{

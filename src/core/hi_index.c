@@ -21,8 +21,12 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "hybrid_index.h"
-#include "storage/map_file.h"
+#include "base/hi_base.h"
+#include "core/hi_core.h"
+#include "cache/page_cache.h"
+#include "log/redo_log.h"
+#include "storage/storage.h"
+#include "storage/storage.h"
 
 void
 hi_error_if_recovery(Relation index)
@@ -255,7 +259,7 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 													sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map")),
 							 errhint("REINDEX the index.")));
 				set_budget(sh, index, sh->meta.page_size);
-				hi_place_configure(sh, index);
+				hi_slot_configure(sh, index);
 				sh->log_base = sh->meta.ckpt_lsn;
 				sh->log_insert = sh->log_flushed = sh->log_base;
 				idx = make_handle(index, sh);
@@ -280,9 +284,7 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 				 * attempt left behind; the next user starts over.
 				 */
 				sh->loaded = false;
-				hi_cache_discard_index(sh - hi_shared->indexes, sh->generation);
-				hi_place_forget(sh - hi_shared->indexes, sh->generation);
-				hi_am_discard_all(sh - hi_shared->indexes, sh->generation);
+				hi_slot_forget(sh - hi_shared->indexes, sh->generation);
 				PG_RE_THROW();
 			}
 			PG_END_TRY();
@@ -321,9 +323,7 @@ hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages)
 	sh = claim_slot(index);
 	LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
 	/* the same relfilenode rebuilt (TRUNCATE in the creating transaction) */
-	hi_cache_discard_index(sh - hi_shared->indexes, sh->generation);
-	hi_place_forget(sh - hi_shared->indexes, sh->generation);
-	hi_am_discard_all(sh - hi_shared->indexes, sh->generation);
+	hi_slot_forget(sh - hi_shared->indexes, sh->generation);
 	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
 	sh->generation++;
 	LWLockRelease(&hi_shared->registry_lock);
@@ -342,7 +342,7 @@ hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages)
 	sh->meta.null_tail = HI_INVALID_PAGE;
 	hi_pt_init(sh, 64);
 	set_budget(sh, index, page_size);
-	hi_place_configure(sh, index);
+	hi_slot_configure(sh, index);
 	sh->building = true;
 	sh->loaded = true;
 	LWLockRelease(&sh->tree_lock);
@@ -458,9 +458,7 @@ hi_slot_release(Oid dboid, Oid relnumber)
 	sh->generation++;			/* stale handles and frames stop matching */
 	LWLockRelease(&hi_shared->registry_lock);
 
-	hi_cache_discard_index(sh - hi_shared->indexes, gen);
-	hi_place_forget(sh - hi_shared->indexes, gen);
-	hi_am_discard_all(sh - hi_shared->indexes, gen);
+	hi_slot_forget(sh - hi_shared->indexes, gen);
 	hi_files_forget(sh);
 	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
 	hi_pt_free(sh);

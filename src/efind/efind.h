@@ -31,7 +31,8 @@
 #include "storage/lwlock.h"
 #include "utils/dsa.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
+#include "core/hi_core.h"
 
 /* ---- parameters (efind_config.c) ---- */
 
@@ -399,7 +400,7 @@ extern void ef_append_json(HiIndex *idx, StringInfo buf);
 extern void ef_reset_stats(HiIndex *idx);
 extern void ef_check(HiIndex *idx);
 
-/* ---- the access method (am/efind.c), called from _PG_init ---- */
+/* ---- the access method (am/rtam_efind.c), called from _PG_init ---- */
 
 extern void efind_init(void);
 

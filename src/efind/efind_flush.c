@@ -20,7 +20,7 @@
  *		buffer and beta its share of the overlapping modified area (see
  *		ef_wb_areas); a buffer without area (points only) gives weight 1;
  *	 9-11 retrieve the unit's current pages (Alg. 2);
- *	 13	write them in one batch (hi_page_write_direct: copy-on-write into
+ *	 13	write them in one batch (hi_store_write: copy-on-write into
  *		fresh slots, then the page table points at them);
  *	 12	temporal control of reads (Alg. 5) for each written page -- after
  *		the write rather than before, so the read buffer never holds a
@@ -37,6 +37,7 @@
 #include "utils/memutils.h"
 
 #include "efind/efind.h"
+#include "storage/storage.h"
 
 typedef struct Cand
 {
@@ -133,7 +134,7 @@ write_pages(Ef *ef, const uint32 *pagenos, int n)
 	for (i = 0; i < n; i++)
 		bufs[i] = ef_alloc_page(CurrentMemoryContext, ef->st->page_size);
 	ef_retrieve(ef, pagenos, n, bufs, true);
-	hi_page_write_direct(ef->sh, bufs, n);
+	hi_store_write(ef->sh, bufs, n);
 	for (i = 0; i < n; i++)
 		ef_tc_after_write(ef, pagenos[i], bufs[i]);
 	LWLockAcquire(&ef->slot->wb_lock, LW_EXCLUSIVE);

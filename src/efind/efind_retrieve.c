@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "efind/efind.h"
+#include "storage/storage.h"
 
 /* A page-sized buffer aligned for O_DIRECT, living as long as cxt */
 char *
@@ -82,7 +83,7 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 			mp[i] = pagenos[miss[i]];
 			mb[i] = out[miss[i]];
 		}
-		hi_page_read_direct(ef->sh, mp, nmiss, mb);
+		hi_store_read(ef->sh, mp, nmiss, mb);
 		pg_atomic_fetch_add_u64(&c->storage_reads, nmiss);
 		pg_atomic_fetch_add_u64(&c->storage_read_batches, 1);
 		if (for_flush)

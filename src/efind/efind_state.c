@@ -36,6 +36,7 @@
 #include "utils/memutils.h"
 
 #include "efind/efind.h"
+#include "storage/storage.h"
 
 typedef struct EfindDir
 {

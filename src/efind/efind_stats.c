@@ -12,6 +12,8 @@
 #include <math.h>
 
 #include "efind/efind.h"
+#include "storage/storage.h"
+#include "log/redo_log.h"
 
 static inline uint64
 cnt(pg_atomic_uint64 *c)
@@ -218,7 +220,7 @@ ef_check(HiIndex *idx)
 	{
 		char	   *stored = ef_alloc_page(CurrentMemoryContext, ef.st->page_size);
 
-		hi_page_read_direct(ef.sh, &pagenos[i], 1, &stored);
+		hi_store_read(ef.sh, &pagenos[i], 1, &stored);
 		if (memcmp(stored, pages + (Size) i * ef.st->page_size, ef.st->page_size) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),

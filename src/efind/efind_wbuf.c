@@ -25,6 +25,7 @@
 
 #include "rtree/rtree.h"
 #include "efind/efind.h"
+#include "storage/storage.h"
 
 #define MIN_NODES 8
 

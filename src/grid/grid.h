@@ -39,7 +39,10 @@
 #include "access/genam.h"
 #include "lib/stringinfo.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
+#include "policy/placement.h"
+#include "core/hi_core.h"
+#include "log/redo_log.h"
 
 /* dimensions */
 #define GRID_X 0

@@ -10,7 +10,7 @@
  * The buffers live in the DSA area (one pair per index), so every backend
  * sees the same pages, dirty ones included; they replace the shared page
  * cache for the grid access methods and do their I/O through
- * hi_page_read_direct / hi_page_write_direct (batched, checksummed,
+ * hi_store_read / hi_store_write (batched, checksummed,
  * copy-on-write into the tier files).
  *
  * Locking.  Page contents follow the index's tree_lock: shared to read,
@@ -29,6 +29,7 @@
 #include "utils/memutils.h"
 
 #include "grid/grid.h"
+#include "storage/storage.h"
 
 #define GB_VALID	0x01
 #define GB_DIRTY	0x02
@@ -334,7 +335,7 @@ write_frames(Grid *g, GridBuf *b, GridBufDesc *d, const int *frames, int n)
 	pages = palloc(sizeof(char *) * n);
 	for (i = 0; i < n; i++)
 		pages[i] = frame_data(g->gs, b, frames[i]);
-	hi_page_write_direct(g->sh, pages, n);
+	hi_store_write(g->sh, pages, n);
 	for (i = 0; i < n; i++)
 		d[frames[i]].flags &= ~GB_DIRTY;
 	b->st.pages_flushed += n;
@@ -567,7 +568,7 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 		{
 			PG_TRY();
 			{
-				hi_page_read_direct(g->sh, rdpages, nread, bufs);
+				hi_store_read(g->sh, rdpages, nread, bufs);
 			}
 			PG_CATCH();
 			{

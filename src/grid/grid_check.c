@@ -21,6 +21,8 @@
 
 #include "grid/grid.h"
 #include "grid/grid_int.h"
+#include "storage/storage.h"
+#include "core/hi_core.h"
 
 #define corrupt(...) \
 	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED), errmsg(__VA_ARGS__)))

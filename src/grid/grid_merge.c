@@ -17,6 +17,7 @@
 
 #include "grid/grid.h"
 #include "grid/grid_int.h"
+#include "log/redo_log.h"
 
 static inline bool
 same_entry(const GridEntry *a, const GridEntry *b)

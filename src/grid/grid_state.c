@@ -25,6 +25,8 @@
 #include "utils/memutils.h"
 
 #include "grid/grid.h"
+#include "storage/storage.h"
+#include "log/redo_log.h"
 
 typedef struct GridSlot
 {

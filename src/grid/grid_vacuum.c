@@ -19,6 +19,8 @@
 
 #include "grid/grid.h"
 #include "grid/grid_int.h"
+#include "log/redo_log.h"
+#include "core/hi_core.h"
 
 #define VACUUM_GROUP 32			/* buckets per exclusive-lock round */
 

@@ -34,6 +34,7 @@
 
 #include "grid/grid.h"
 #include "lbgrid/lbgrid.h"
+#include "core/hi_core.h"
 
 #define LB_COMPACT_PER_CHANGE 4
 

@@ -30,7 +30,9 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
+#include "log/redo_log.h"
+#include "storage/storage.h"
 
 /* indexes this transaction logged changes to, and up to where */
 typedef struct HiTouched

@@ -20,7 +20,9 @@
 #include "lib/pairingheap.h"
 #include "nodes/tidbitmap.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
+#include "core/hi_core.h"
+#include "log/redo_log.h"
 
 typedef struct RtInternalEntry
 {

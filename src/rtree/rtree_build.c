@@ -30,8 +30,9 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 
-#include "core/hi_spill.h"
+#include "base/hi_spill.h"
 #include "rtree/rtree.h"
+#include "storage/storage.h"
 
 /* leave room in packed pages so the first inserts do not all split */
 #define RT_BUILD_FILL_PCT 75
@@ -63,7 +64,7 @@ writer_init(PageWriter *w, HiIndex *idx)
 static void
 writer_flush(PageWriter *w)
 {
-	hi_page_write_direct(w->idx->sh, w->pages, w->n);
+	hi_store_write(w->idx->sh, w->pages, w->n);
 	w->written += w->n;
 	w->n = 0;
 	CHECK_FOR_INTERRUPTS();

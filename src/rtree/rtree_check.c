@@ -12,6 +12,10 @@
 #include "miscadmin.h"
 
 #include "rtree/rtree.h"
+#include "storage/storage.h"
+#include "log/redo_log.h"
+#include "core/hi_core.h"
+#include "policy/placement.h"
 
 #define CHECK_FAIL(...) \
 	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED), \

@@ -14,6 +14,8 @@
 #include "miscadmin.h"
 
 #include "rtree/rtree.h"
+#include "log/redo_log.h"
+#include "core/hi_core.h"
 
 static uint32
 page_capacity(HiIndex *idx, int level)

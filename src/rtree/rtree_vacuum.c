@@ -14,6 +14,9 @@
 #include "miscadmin.h"
 
 #include "rtree/rtree.h"
+#include "log/redo_log.h"
+#include "core/hi_core.h"
+#include "policy/placement.h"
 
 /* Remove dead entries of one leaf-format page; returns how many */
 static int

@@ -26,8 +26,9 @@
 #include "port/pg_crc32c.h"
 #include "utils/dsa.h"
 
-#include "hybrid_index.h"
-#include "storage/map_file.h"
+#include "base/hi_base.h"
+#include "storage/storage.h"
+#include "storage/storage.h"
 
 #define PT_MIN_CAP 64
 

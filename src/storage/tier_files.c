@@ -46,8 +46,9 @@
 #include "utils/relfilenodemap.h"
 #include "utils/snapmgr.h"
 
-#include "hybrid_index.h"
-#include "storage/map_file.h"
+#include "base/hi_base.h"
+#include "storage/storage.h"
+#include "storage/storage.h"
 
 #define HI_FD_KINDS 3			/* flash, optane, log */
 #define HI_FD_LOG	2
@@ -58,6 +59,16 @@ typedef struct HiLocalFds
 	int			fd[HI_FD_KINDS];
 	bool		in_memory[HI_FD_KINDS]; /* file lives on tmpfs/ramfs */
 } HiLocalFds;
+
+
+/* told before a relfilenode's files are unlinked (hi_files_set_release_hook) */
+static hi_files_release_fn release_hook = NULL;
+
+void
+hi_files_set_release_hook(hi_files_release_fn fn)
+{
+	release_hook = fn;
+}
 
 static HiLocalFds *local_fds = NULL;
 static bool direct_io_logged = false;
@@ -496,7 +507,8 @@ remove_file_set(Oid dboid, Oid flashspc, Oid relnumber)
 	UnlinkArg	ua;
 
 	/* forget cached pages first: nothing may be written back to them */
-	hi_slot_release(dboid, relnumber);
+	if (release_hook)
+		release_hook(dboid, relnumber);
 	ua.flashspc = flashspc;
 	ua.relnumber = relnumber;
 	foreach_db_dir(dboid, unlink_set_in_dir, &ua);

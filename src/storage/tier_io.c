@@ -19,7 +19,8 @@
 #include "portability/instr_time.h"
 #include "storage/fd.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
+#include "storage/storage.h"
 
 static struct io_uring ring;
 static int	ring_depth = 0;		/* 0: no ring yet */

@@ -15,7 +15,8 @@
 
 #include "miscadmin.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
+#include "storage/storage.h"
 
 /* Returns the number of pages moved */
 int
@@ -25,26 +26,23 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 	int			depth = Max(hi_io_depth, 1);
 	char	   *mem = palloc((Size) depth * psize + HI_IO_ALIGN);
 	char	   *bufs = (char *) TYPEALIGN(HI_IO_ALIGN, mem);
+	char	  **pages = palloc(sizeof(char *) * depth);
 	HiIoReq    *reqs = palloc(sizeof(HiIoReq) * depth);
 	uint32	   *old = palloc(sizeof(uint32) * depth);
 	uint32	   *new = palloc(sizeof(uint32) * depth);
 	uint32	   *which = palloc(sizeof(uint32) * depth);
-	char	   *paths[HI_NUM_TIERS];
+	char	   *path = hi_slot_path(sh, to_tier);
 	int			moved = 0;
 	int			start;
-	int			t;
-
-	for (t = 0; t < HI_NUM_TIERS; t++)
-		paths[t] = hi_slot_path(sh, t);
 
 	for (start = 0; start < n; start += depth)
 	{
 		int			cnt = 0;
+		int			keep = 0;
 		int			i;
 
-		/* a checkpoint must not free the old slots while we read them */
+		/* a checkpoint must not free the old slots before we remap */
 		LWLockAcquire(&sh->ckpt_lock, LW_SHARED);
-		hi_pt_reads_begin(sh);
 		PG_TRY();
 		{
 			for (i = start; i < Min(n, start + depth); i++)
@@ -53,30 +51,34 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 
 				if (!HI_PTE_MAPPED(e) || HI_PTE_TIER(e) == to_tier)
 					continue;
-				old[cnt] = e;
 				which[cnt] = pagenos[i];
-				reqs[cnt].fd = hi_file_open(sh, HI_PTE_TIER(e), false);
-				reqs[cnt].tier = HI_PTE_TIER(e);
-				reqs[cnt].offset = (off_t) HI_PTE_SLOT(e) * psize;
-				reqs[cnt].buf = bufs + (Size) cnt * psize;
-				reqs[cnt].len = psize;
-				reqs[cnt].path = paths[HI_PTE_TIER(e)];
+				pages[cnt] = bufs + (Size) cnt * psize;
 				cnt++;
 			}
+			hi_store_read_pages(sh, NULL, which, cnt, pages, old);
+			/* a page another backend moved meanwhile is where it belongs */
+			for (i = 0; i < cnt; i++)
+				if (HI_PTE_TIER(old[i]) != to_tier)
+				{
+					which[keep] = which[i];
+					old[keep] = old[i];
+					pages[keep] = pages[i];
+					keep++;
+				}
+			cnt = keep;
 			if (cnt > 0)
 			{
-				hi_io_batch(sh, reqs, cnt, false);
 				for (i = 0; i < cnt; i++)
 				{
-					uint32		slot;
+					uint32		slot = hi_pt_alloc_slot(sh, to_tier);
 
-					hi_page_verify(sh, reqs[i].buf, which[i], old[i]);
-					slot = hi_pt_alloc_slot(sh, to_tier);
 					new[i] = HI_PTE_MAKE(to_tier, slot, HI_PTE_UPPER(old[i]));
 					reqs[i].fd = hi_file_open(sh, to_tier, false);
 					reqs[i].tier = to_tier;
 					reqs[i].offset = (off_t) slot * psize;
-					reqs[i].path = paths[to_tier];
+					reqs[i].buf = pages[i];
+					reqs[i].len = psize;
+					reqs[i].path = path;
 				}
 				PG_TRY();
 				{
@@ -100,13 +102,13 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 		}
 		PG_FINALLY();
 		{
-			hi_pt_reads_end(sh);
 			LWLockRelease(&sh->ckpt_lock);
 		}
 		PG_END_TRY();
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(mem);
+	pfree(pages);
 	pfree(reqs);
 	pfree(old);
 	pfree(new);

@@ -1,7 +1,7 @@
 /*
- * hgrid_place.c
+ * gridam_hgrid_place.c
  *	  Glue between the Grid File core and H-Grid's placement policy
- *	  (policy/hot_region.c): the access hook the grid's buffers call for
+ *	  (policy/hgrid_hot_region.c): the access hook the grid's buffers call for
  *	  every page they hand out (Algorithms 10-12: fetch, then weigh), the
  *	  tier of each page write, and the maintenance operations that must not
  *	  count as workload (build, VACUUM, checks).
@@ -13,7 +13,9 @@
  */
 #include "postgres.h"
 
-#include "am/hgrid.h"
+#include "am/gridam_hgrid.h"
+#include "core/hi_core.h"
+#include "policy/placement.h"
 
 /* The policy state of an index, created on first use */
 static dsa_pointer

@@ -1,5 +1,5 @@
 /*
- * lbgrid.h
+ * gridam.h
  *	  The lbgrid index access method: LB-Grid, and GFFM with logging = off
  *	  (thesis ch. 3).  Glue between PostgreSQL's index AM interface and the
  *	  Grid File core (grid/) with LB-Grid's store (lbgrid/).
@@ -56,12 +56,12 @@ extern int	lbgrid_bucket_capacity;
 extern int	lbgrid_compact_threshold;
 extern int	lbgrid_max_list;
 
-/* lbgrid.c */
+/* gridam_lbgrid.c */
 extern void lbgrid_init(void);
 extern void lbgrid_settings(Relation index, GridSettings *out);
 extern IndexAmRoutine *grid_am_routine(void);
 
-/* lbgrid_build.c */
+/* gridam_build.c */
 extern IndexBuildResult *grid_am_build(Relation heap, Relation index, IndexInfo *info,
 									   void (*prepare) (Grid *g));
 extern IndexBuildResult *lbgrid_build(Relation heap, Relation index, IndexInfo *info);
@@ -70,7 +70,7 @@ extern bool lbgrid_insert(Relation index, Datum *values, bool *isnull,
 						  IndexUniqueCheck checkUnique, bool indexUnchanged,
 						  IndexInfo *info);
 
-/* lbgrid_scan.c */
+/* gridam_scan.c */
 extern IndexScanDesc lbgrid_beginscan(Relation index, int nkeys, int norderbys);
 extern void lbgrid_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 						  ScanKey orderbys, int norderbys);
@@ -78,19 +78,19 @@ extern bool lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 lbgrid_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void lbgrid_endscan(IndexScanDesc scan);
 
-/* lbgrid_vacuum.c */
+/* gridam_vacuum.c */
 extern IndexBulkDeleteResult *lbgrid_bulkdelete(IndexVacuumInfo *info,
 												IndexBulkDeleteResult *stats,
 												IndexBulkDeleteCallback callback,
 												void *callback_state);
 
-/* lbgrid_cost.c */
+/* gridam_cost.c */
 extern void lbgrid_costestimate(PlannerInfo *root, IndexPath *path,
 								double loop_count, Cost *indexStartupCost,
 								Cost *indexTotalCost, Selectivity *indexSelectivity,
 								double *indexCorrelation, double *indexPages);
 
-/* lbgrid_inspect.c */
+/* gridam_inspect.c */
 extern void lbgrid_check(HiIndex *idx);
 extern char *lbgrid_inspect_json(HiIndex *idx);
 extern HiPageInfo *lbgrid_pages(HiIndex *idx, Size *n);

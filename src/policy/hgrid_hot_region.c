@@ -1,5 +1,5 @@
 /*
- * hot_region.c
+ * hgrid_hot_region.c
  *	  H-Grid's placement policy: hot-region detection (thesis section 4.3.2,
  *	  Eq. 4.1-4.2, Algorithm 9), the random control, and the cooling and
  *	  capacity the thesis lists as future work.
@@ -42,7 +42,8 @@
 #include "common/pg_prng.h"
 #include "miscadmin.h"
 
-#include "policy/hot_region.h"
+#include "policy/hgrid_hot_region.h"
+#include "storage/storage.h"
 
 #define HR_F_QUALIFIED	0x01	/* passed Algorithm 9 (random: parent test) */
 #define HR_F_PROMOTE	0x02	/* write to the fast tier next time */

@@ -1,5 +1,5 @@
 /*
- * lbgrid_build.c
+ * gridam_build.c
  *	  CREATE INDEX (bulk load of the grid) and insertion of the grid AMs.
  *
  * An insertion is logged (redo log, with the inserting transaction's xid)
@@ -11,7 +11,9 @@
 #include "access/xact.h"
 
 #include "am/am_common.h"
-#include "am/lbgrid.h"
+#include "am/gridam.h"
+#include "log/redo_log.h"
+#include "core/hi_core.h"
 
 typedef struct LoadArg
 {

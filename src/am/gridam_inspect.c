@@ -1,13 +1,14 @@
 /*
- * lbgrid_inspect.c
+ * gridam_inspect.c
  *	  hybrid_index_check, hybrid_index_inspect and hybrid_index_pages for
  *	  lbgrid indexes (called through HiAmOps), under tree_lock in shared
  *	  mode, and hybrid_index_reset_stats (exclusive).
  */
 #include "postgres.h"
 
-#include "am/lbgrid.h"
+#include "am/gridam.h"
 #include "lbgrid/lbgrid.h"
+#include "core/hi_core.h"
 
 void
 lbgrid_check(HiIndex *idx)

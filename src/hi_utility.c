@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * hi_utility.c
- *	  Utility commands that would move our indexes between tablespaces.
+ *	  Utility commands and hybrid_index: the ProcessUtility and object access
+ *	  hooks.
  *
  * PostgreSQL moves an index by copying its relation file; ours keep their
  * pages in tier files it does not know, so:
@@ -16,11 +17,22 @@
  *	 - ALTER DATABASE ... SET TABLESPACE is refused while the database's
  *	   default tablespace directory holds files of ours.
  *
+ * It is also where DROP of our indexes schedules their files' removal at
+ * commit (object access hook), and where ALTER INDEX ... SET TABLESPACE and
+ * the CONCURRENTLY variants that our files cannot follow are refused.
+ * This file holds every utility hook of the extension (hi_utility_install).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "executor/spi.h"
+#include "nodes/makefuncs.h"
+#include "tcop/utility.h"
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
@@ -45,25 +57,14 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
-#include "hybrid_index.h"
-#include "core/hi_utility.h"
+#include "base/hi_base.h"
+#include "core/hi_core.h"
+#include "storage/storage.h"
+#include "hi_utility.h"
 
-/* Our index (a plain index with one of our access methods)? */
-static bool
-is_our_index(Oid relid)
-{
-	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-	bool		ours = false;
+static object_access_hook_type prev_object_access_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility = NULL;
 
-	if (HeapTupleIsValid(tp))
-	{
-		Form_pg_class form = (Form_pg_class) GETSTRUCT(tp);
-
-		ours = form->relkind == RELKIND_INDEX && hi_is_our_am(form->relam);
-		ReleaseSysCache(tp);
-	}
-	return ours;
-}
 
 /* Does a SET / RESET (...) list name optane_tablespace? */
 static bool
@@ -199,7 +200,7 @@ check_move_database(AlterDatabaseStmt *stmt)
 	pfree(dbpath);
 }
 
-List *
+static List *
 hi_utility_before(Node *stmt)
 {
 	List	   *rebuild = NIL;
@@ -227,7 +228,7 @@ hi_utility_before(Node *stmt)
 				relid = RangeVarGetRelid(as->relation, NoLock, true);
 				looked = true;
 			}
-			if (OidIsValid(relid) && is_our_index(relid))
+			if (OidIsValid(relid) && hi_is_our_index(relid))
 			{
 				rebuild = list_make1_oid(relid);
 				break;
@@ -243,7 +244,7 @@ hi_utility_before(Node *stmt)
  * new relfilenode's files are created by ambuild in the tablespaces of the
  * new reloptions, the old ones are removed at commit.
  */
-void
+static void
 hi_utility_after(List *rebuild)
 {
 	ListCell   *lc;
@@ -256,4 +257,192 @@ hi_utility_after(List *rebuild)
 		CommandCounterIncrement();
 		reindex_index(indexoid, false, get_rel_persistence(indexoid), &params);
 	}
+}
+
+/*
+ * DROP of one of our indexes (directly, or through DROP TABLE and other
+ * cascades): its files go away when the transaction commits.
+ */
+static void
+hi_object_access(ObjectAccessType access, Oid classId, Oid objectId,
+				 int subId, void *arg)
+{
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0 &&
+		hi_is_our_index(objectId))
+		hi_files_schedule_drop(objectId);
+}
+
+/*
+ * ALTER INDEX ... SET TABLESPACE would make PostgreSQL copy the (empty)
+ * main fork and leave our tier files behind; refuse it and point at
+ * REINDEX (TABLESPACE ...), which rebuilds the index in place.
+ */
+static void
+check_alter_tablespace(AlterTableStmt *stmt)
+{
+	ListCell   *lc;
+	Oid			relid;
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype != AT_SetTableSpace)
+			continue;
+		relid = RangeVarGetRelid(stmt->relation, NoLock, true);
+		if (OidIsValid(relid) && hi_is_our_index(relid))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("cannot move index \"%s\" with ALTER INDEX ... SET TABLESPACE",
+							stmt->relation->relname),
+					 errdetail("Its pages live in hybrid_index tier files, which this command would leave behind."),
+					 errhint("Use REINDEX (TABLESPACE new_tablespace) INDEX %s.",
+							 quote_identifier(stmt->relation->relname))));
+	}
+}
+
+/* Is any relation named in a DROP INDEX statement one of our indexes? */
+static bool
+drop_names_our_index(DropStmt *stmt)
+{
+	ListCell   *lc;
+
+	foreach(lc, stmt->objects)
+	{
+		RangeVar   *rv = makeRangeVarFromNameList((List *) lfirst(lc));
+		Oid			relid = RangeVarGetRelid(rv, NoLock, true);
+
+		if (OidIsValid(relid) && hi_is_our_index(relid))
+			return true;
+	}
+	return false;
+}
+
+/* Would this REINDEX rebuild one of our indexes? */
+static bool
+reindex_touches_our_index(ReindexStmt *rs)
+{
+	bool		found = false;
+
+	if (rs->relation)
+	{
+		Oid			relid = RangeVarGetRelid(rs->relation, NoLock, true);
+		Relation	rel;
+		List	   *indexes;
+		ListCell   *lc;
+
+		if (!OidIsValid(relid))
+			return false;
+		if (rs->kind == REINDEX_OBJECT_INDEX)
+			return hi_is_our_index(relid);
+		rel = table_open(relid, AccessShareLock);
+		indexes = RelationGetIndexList(rel);
+		foreach(lc, indexes)
+			found |= hi_is_our_index(lfirst_oid(lc));
+		table_close(rel, AccessShareLock);
+		return found;
+	}
+
+	/* SCHEMA, DATABASE, SYSTEM: any of our indexes in scope */
+	SPI_connect();
+	if (SPI_execute_with_args("SELECT DISTINCT c.relam FROM pg_catalog.pg_class c "
+							  "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+							  "WHERE c.relkind = 'i' AND ($1 IS NULL OR n.nspname = $1)",
+							  1, (Oid[]) {TEXTOID},
+							  (Datum[]) {rs->name ? CStringGetTextDatum(rs->name) : (Datum) 0},
+							  rs->kind == REINDEX_OBJECT_SCHEMA && rs->name ? " " : "n",
+							  true, 0) == SPI_OK_SELECT)
+	{
+		uint64		i;
+
+		for (i = 0; i < SPI_processed && !found; i++)
+		{
+			bool		isnull;
+			Datum		am = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+										   1, &isnull);
+
+			found = !isnull && hi_is_our_am(DatumGetObjectId(am));
+		}
+	}
+	SPI_finish();
+	return found;
+}
+
+/*
+ * The concurrent variants of DROP INDEX and REINDEX run in several
+ * transactions and, for REINDEX, swap relfilenodes between two indexes;
+ * our files follow transactions, not those steps.  Refuse them with the
+ * plain command as the way out.
+ */
+static void
+check_concurrent(Node *stmt)
+{
+	if (IsA(stmt, DropStmt))
+	{
+		DropStmt   *ds = (DropStmt *) stmt;
+
+		if (ds->removeType == OBJECT_INDEX && ds->concurrent && drop_names_our_index(ds))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("DROP INDEX CONCURRENTLY is not supported for hybrid_index indexes"),
+					 errhint("Use DROP INDEX without CONCURRENTLY.")));
+	}
+	else if (IsA(stmt, ReindexStmt))
+	{
+		ReindexStmt *rs = (ReindexStmt *) stmt;
+		ListCell   *lc;
+		bool		concurrently = false;
+
+		foreach(lc, rs->params)
+		{
+			DefElem    *opt = (DefElem *) lfirst(lc);
+
+			if (strcmp(opt->defname, "concurrently") == 0 && defGetBoolean(opt))
+				concurrently = true;
+		}
+		if (concurrently && reindex_touches_our_index(rs))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("REINDEX CONCURRENTLY is not supported for hybrid_index indexes"),
+					 errhint("Use REINDEX without CONCURRENTLY.")));
+	}
+}
+
+/*
+ * Our ProcessUtility hook: refuse what would break an index, let
+ * PostgreSQL run the command, then rebuild what moved.
+ */
+static void
+hi_process_utility(PlannedStmt *pstmt, const char *queryString,
+				   bool readOnlyTree, ProcessUtilityContext context,
+				   ParamListInfo params, QueryEnvironment *queryEnv,
+				   DestReceiver *dest, QueryCompletion *qc)
+{
+	List	   *rebuild;
+
+	if (IsA(pstmt->utilityStmt, AlterTableStmt))
+		check_alter_tablespace((AlterTableStmt *) pstmt->utilityStmt);
+	check_concurrent(pstmt->utilityStmt);
+	rebuild = hi_utility_before(pstmt->utilityStmt);
+
+	if (prev_process_utility)
+		prev_process_utility(pstmt, queryString, readOnlyTree, context, params,
+							 queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
+	hi_utility_after(rebuild);
+}
+
+/* Called once from _PG_init */
+void
+hi_utility_install(void)
+{
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = hi_object_access;
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = hi_process_utility;
 }

@@ -1,5 +1,5 @@
 /*
- * lbgrid_scan.c
+ * gridam_scan.c
  *	  Index scans of lbgrid: filter scans (amgettuple, amgetbitmap), group
  *	  queries through "geom op ANY(array)" (amsearcharray), and kNN-ordered
  *	  scans (ORDER BY geom <-> q).
@@ -28,7 +28,7 @@
 #include "utils/memutils.h"
 
 #include "am/am_common.h"
-#include "am/lbgrid.h"
+#include "am/gridam.h"
 
 typedef struct LbgridScan
 {

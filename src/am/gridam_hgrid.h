@@ -1,16 +1,16 @@
 /*
- * hgrid.h
+ * gridam_hgrid.h
  *	  The hgrid index access method: H-Grid (thesis section 4.3), the
  *	  two-level Grid File with GFFM buckets whose sub-directories and buckets
  *	  live on either tier, placed by hot-region detection
- *	  (policy/hot_region.c).  It shares the Grid File core (grid/) and the AM
+ *	  (policy/hgrid_hot_region.c).  It shares the Grid File core (grid/) and the AM
  *	  glue of lbgrid (am/lbgrid*.c).
  */
 #ifndef AM_HGRID_H
 #define AM_HGRID_H
 
-#include "am/lbgrid.h"
-#include "policy/hot_region.h"
+#include "am/gridam.h"
+#include "policy/hgrid_hot_region.h"
 
 /*
  * Reloptions: lbgrid's (whose first part is the core's HiIndexOptions;
@@ -41,11 +41,11 @@ extern int	hgrid_cooling_period;
 extern int	hgrid_capacity_kb;
 extern bool hgrid_dirs_on_optane;
 
-/* hgrid.c */
+/* gridam_hgrid.c */
 extern void hgrid_init(void);
 extern void hgrid_params(Relation index, uint32 page_size, HrParams *out);
 
-/* hgrid_place.c */
+/* gridam_hgrid_place.c */
 extern void hgrid_access(Grid *g, int which, const uint32 *pagenos,
 						 const int *frames, int n);
 extern int	hgrid_write_tier(HiIndexShared *sh, int slotno, const char *page,

@@ -1,5 +1,5 @@
 /*
- * hgrid.c
+ * gridam_hgrid.c
  *	  The hgrid access method (H-Grid, thesis section 4.3): handler,
  *	  reloptions, GUCs and registration with the hybrid_index core.
  *
@@ -24,7 +24,9 @@
 #include "access/reloptions.h"
 #include "utils/guc.h"
 
-#include "am/hgrid.h"
+#include "am/gridam_hgrid.h"
+#include "core/hi_core.h"
+#include "policy/placement.h"
 
 PG_FUNCTION_INFO_V1(hgrid_handler);
 
@@ -265,6 +267,7 @@ hgrid_init(void)
 	grid_register_am(HI_AM_HGRID, hgrid_settings, hgrid_access, hgrid_free_ext,
 					 hgrid_page_freed);
 	hi_register_am(&hgrid_ops);
+	hi_place_register_kind(hgrid_ops.kind, hgrid_ops.page_layout);
 	define_gucs();
 	define_reloptions();
 }

@@ -1,5 +1,5 @@
 /*
- * placement.c
+ * hyrtree_placement.c
  *	  Which tier a page belongs on: the placement policies of hyrtree.
  *
  *	none	every page on flash (the papers' R-tree on flash)
@@ -44,7 +44,12 @@
 #include "utils/hsearch.h"
 #include "lib/stringinfo.h"
 
-#include "hybrid_index.h"
+#include "utils/memutils.h"
+
+#include "base/hi_base.h"
+#include "policy/placement.h"
+#include "core/hi_core.h"
+#include "storage/storage.h"
 
 #define NST_PARTITIONS 16
 
@@ -608,4 +613,33 @@ hi_place_json(HiIndexShared *sh)
 		appendStringInfo(&buf, "\"threshold\": null, \"scored_leaves\": %u}",
 						 sh->scored_leaves);
 	return buf.data;
+}
+
+static const HiSlotHooks place_slot_hooks = {
+	.configure = hi_place_configure,
+	.forget = hi_place_forget
+};
+
+/* Called once from _PG_init: placement keeps per-index state */
+void
+hi_place_init(void)
+{
+	hi_register_slot_hooks(&place_slot_hooks);
+}
+
+/*
+ * The page store's policy for an access method kind: its page layout
+ * check, and placement by this module (which hands hgrid's pages to its own
+ * policy, HiAmOps.write_tier).
+ */
+void
+hi_place_register_kind(HiAmKind kind, const char *(*page_layout) (const char *, uint32))
+{
+	HiStorePolicy *p = MemoryContextAllocZero(TopMemoryContext, sizeof(HiStorePolicy));
+
+	p->page_layout = page_layout;
+	p->note_reads = hi_place_note_reads;
+	p->write_tier = hi_place_write_tier;
+	p->migrate_clean = hi_place_migrate_clean;
+	hi_store_register(kind, p);
 }

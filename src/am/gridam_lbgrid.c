@@ -1,5 +1,5 @@
 /*
- * lbgrid.c
+ * gridam_lbgrid.c
  *	  The lbgrid access method: handler, reloptions, GUCs, operator class
  *	  validation, and its registration with the hybrid_index core.
  *
@@ -26,8 +26,10 @@
 #include "utils/guc.h"
 
 #include "am/am_common.h"
-#include "am/lbgrid.h"
+#include "am/gridam.h"
 #include "lbgrid/lbgrid.h"
+#include "core/hi_core.h"
+#include "policy/placement.h"
 
 PG_FUNCTION_INFO_V1(lbgrid_handler);
 
@@ -162,6 +164,7 @@ lbgrid_init(void)
 	grid_register_store(GRID_MODE_LOG, &lb_store_ops);
 	grid_register_am(HI_AM_LBGRID, lbgrid_settings, NULL, NULL, NULL);
 	hi_register_am(&lbgrid_ops);
+	hi_place_register_kind(lbgrid_ops.kind, lbgrid_ops.page_layout);
 	define_gucs();
 	define_reloptions();
 }

@@ -1,5 +1,5 @@
 /*
- * efind.c
+ * rtam_efind.c
  *	  The efind access method: an R-tree (the shared R-tree core and AM
  *	  glue, quadratic split) whose pages go through the eFIND framework
  *	  (src/efind/).  Handler, reloptions, and the operations the SQL-level
@@ -19,6 +19,8 @@
 #include "am/rtam.h"
 #include "efind/efind.h"
 #include "rtree/rtree.h"
+#include "core/hi_core.h"
+#include "policy/placement.h"
 
 PG_FUNCTION_INFO_V1(efind_handler);
 
@@ -95,6 +97,7 @@ efind_init(void)
 	efind_shmem_init();
 	efind_source_init();
 	hi_register_am(&efind_ops);
+	hi_place_register_kind(efind_ops.kind, efind_ops.page_layout);
 
 	efind_relopt_kind = add_reloption_kind();
 	add_int_reloption(efind_relopt_kind, "page_size",

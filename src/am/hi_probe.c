@@ -32,7 +32,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "am/lbgrid.h"
+#include "am/gridam.h"
 #include "am/rtam.h"
 
 PG_FUNCTION_INFO_V1(hybrid_index_probe);

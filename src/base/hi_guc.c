@@ -6,7 +6,7 @@
 
 #include "utils/guc.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
 
 int			hi_cache_size_mb = 128;
 int			hi_max_page_size = HI_PAGE_SIZE_DEFAULT;

@@ -1,5 +1,5 @@
 /*
- * hyrtree.c
+ * rtam_hyrtree.c
  *	  Handler, reloptions and operator class validation of the hyrtree
  *	  access method.
  */
@@ -22,6 +22,9 @@
 
 #include "am/rtam.h"
 #include "rtree/rtree.h"
+#include "cache/page_cache.h"
+#include "core/hi_core.h"
+#include "policy/placement.h"
 
 PG_FUNCTION_INFO_V1(hyrtree_handler);
 
@@ -64,6 +67,7 @@ void
 hyrtree_init(void)
 {
 	hi_register_am(&hyrtree_ops);
+	hi_place_register_kind(hyrtree_ops.kind, hyrtree_ops.page_layout);
 	hyrtree_relopt_kind = add_reloption_kind();
 	add_int_reloption(hyrtree_relopt_kind, "page_size",
 					  "Index page size in bytes (a power of two)",

@@ -1,17 +1,18 @@
 /*
- * hot_region.h
+ * hgrid_hot_region.h
  *	  H-Grid's hot-region detection (thesis section 4.3.2, Eq. 4.1-4.2,
  *	  Algorithm 9): which sub-directories and buckets of a grid index belong
  *	  on the fast tier, plus the cooling and capacity the thesis leaves as
  *	  future work.  The policy knows pages, their kinds and their parents;
- *	  it knows nothing of the Grid File (am/hgrid.c feeds it).
+ *	  it knows nothing of the Grid File (am/gridam_hgrid.c feeds it).
  */
 #ifndef HOT_REGION_H
 #define HOT_REGION_H
 
 #include "lib/stringinfo.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
+#include "core/hi_core.h"
 
 #define HR_DIR		0			/* a sub-directory page */
 #define HR_BUCKET	1			/* a bucket page */

@@ -13,7 +13,7 @@
 #include "utils/dsa.h"
 #include "utils/memutils.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
 
 #define HI_DSA_INITIAL_SIZE		(4 * 1024 * 1024)
 
@@ -33,17 +33,19 @@ hi_shmem_request(void)
 {
 	RequestAddinShmemSpace(hi_root_size());
 	RequestAddinShmemSpace(HI_DSA_INITIAL_SIZE);
-	RequestAddinShmemSpace(hi_cache_shmem_size());
-	RequestAddinShmemSpace(hi_place_shmem_size());
+	/* the other layers request their own (hybrid_index.c) */
 	RequestNamedLWLockTranche("hybrid_index", 1);
 }
 
-void
+/*
+ * The shared root and the DSA area; returns whether they existed already.
+ * The caller holds AddinShmemInitLock and sets up the other layers' shared
+ * memory after this (hybrid_index.c).
+ */
+bool
 hi_shmem_startup(void)
 {
 	bool		found;
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 
 	hi_shared = ShmemInitStruct("hybrid_index root", hi_root_size(), &found);
 	hi_dsa_place = ShmemInitStruct("hybrid_index dsa", HI_DSA_INITIAL_SIZE, &found);
@@ -105,10 +107,7 @@ hi_shmem_startup(void)
 		(void) dsa_create_in_place(hi_dsa_place, HI_DSA_INITIAL_SIZE,
 								   hi_shared->tranche_id, NULL);
 	}
-	hi_cache_shmem_init(found);
-	hi_place_shmem_init();
-
-	LWLockRelease(AddinShmemInitLock);
+	return found;
 }
 
 /*

@@ -1,5 +1,5 @@
 /*
- * lbgrid_cost.c
+ * gridam_cost.c
  *	  Planner cost estimate for grid AM scans (lbgrid, hgrid).
  *
  * A grid reaches any bucket in two steps (root directory in memory, one
@@ -16,7 +16,7 @@
 #include "optimizer/optimizer.h"
 
 #include "am/am_common.h"
-#include "am/lbgrid.h"
+#include "am/gridam.h"
 
 void
 lbgrid_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,

@@ -1,0 +1,295 @@
+/*
+ * hi_base.h
+ *	  The types every layer of hybrid_index passes around: page header,
+ *	  per-index shared slot and per-backend handle, page-table entry and
+ *	  slot-state encodings, the GUC variables, and the shared-memory root.
+ *	  No logic lives behind this header beyond the GUC definitions
+ *	  (base/hi_guc.c), the shared root (base/hi_shmem.c) and the build
+ *	  spill files (base/hi_spill.c).
+ *
+ * Layers, top to bottom (tools/check-layers.sh enforces them; src/README.md
+ * says what each owns): top (hybrid_index.c, hi_utility.c) -> am ->
+ * efind, lbgrid -> grid -> rtree -> policy -> core -> cache -> log ->
+ * storage -> base, geom.  A folder includes headers of folders below it
+ * only; what a lower layer needs from above is registered as a callback.
+ */
+#ifndef HI_BASE_H
+#define HI_BASE_H
+
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "port/atomics.h"
+#include "storage/lwlock.h"
+#include "storage/spin.h"
+#include "utils/dsa.h"
+#include "utils/rel.h"
+
+#include "geom/geom_box.h"
+
+#define HI_EXTENSION_VERSION	"0.1.0"
+
+#define HI_NUM_TIERS		2
+#define HI_TIER_FLASH		0
+#define HI_TIER_OPTANE		1
+
+#define HI_INVALID_PAGE		((uint32) 0xFFFFFFFF)
+
+#define HI_PAGE_SIZE_MIN	2048
+#define HI_PAGE_SIZE_MAX	32768
+#define HI_PAGE_SIZE_DEFAULT 8192
+#define HI_IO_ALIGN			4096
+
+/* Access methods built on this core (stored in the map file) */
+typedef enum HiAmKind
+{
+	HI_AM_HYRTREE = 1,
+	HI_AM_EFIND = 2,
+	HI_AM_LBGRID = 3,
+	HI_AM_HGRID = 4
+} HiAmKind;
+
+/* Page placement policies of hyrtree (reloption "placement") */
+typedef enum HiPlacement
+{
+	HI_PLACEMENT_NONE = 0,		/* every page on flash: the papers' R-tree */
+	HI_PLACEMENT_UPPER = 1,		/* non-leaf pages on the fast tier: sHR-tree */
+	HI_PLACEMENT_WMA = 2,		/* upper + hot leaves by WMA score: HyR-tree */
+	HI_PLACEMENT_RANDOM = 3,	/* upper + as many random leaves: rHyR-tree;
+								 * hgrid: as many random pages as "hot" */
+	HI_PLACEMENT_HOT = 4		/* hgrid: hot-region detection (H-Grid) */
+} HiPlacement;
+
+#define HI_WMA_MAX_EPOCHS	10
+
+typedef enum HiIoMethod
+{
+	HI_IO_URING = 0,
+	HI_IO_SYNC = 1
+} HiIoMethod;
+
+/* ---- GUCs (base/hi_guc.c) ---- */
+extern int	hi_cache_size_mb;
+extern int	hi_max_page_size;
+extern int	hi_max_indexes;
+extern int	hi_io_method;
+extern int	hi_io_depth;
+extern int	hi_checkpoint_log_kb;
+extern bool hi_emulate_devices;
+extern bool hi_recheck;
+extern int	hi_dev_read_us[HI_NUM_TIERS];
+extern int	hi_dev_write_us[HI_NUM_TIERS];
+extern int	hi_dev_parallelism[HI_NUM_TIERS];
+extern int	hi_epoch_size;
+extern int	hi_wma_epochs;
+extern double hi_wma_threshold;
+extern int	hi_score_table_entries;
+
+extern void hi_define_gucs(void);
+
+/*
+ * Every page of every index starts with this header.  The storage layer
+ * reads checksum and pageno (to verify what it read); placement policies
+ * read level.
+ */
+typedef struct HiPageHeader
+{
+	uint32		checksum;		/* CRC-32C of the page with this field 0 */
+	uint32		pageno;			/* logical page id */
+	uint16		level;			/* 0 = leaf */
+	uint16		flags;
+	uint16		nentries;
+	uint16		reserved;
+	uint32		link;			/* next page of a chain (null list) */
+} HiPageHeader;
+
+#define HI_PAGE_FLAG_NULLS	0x0001	/* page of the NULL/EMPTY list */
+
+/*
+ * Structure metadata of one index, persisted in its map file at each
+ * checkpoint and otherwise kept in shared memory (protected by tree_lock).
+ */
+typedef struct HiMeta
+{
+	uint32		magic;
+	uint32		version;
+	uint32		am;				/* HiAmKind */
+	uint32		page_size;
+	uint32		placement;		/* HiPlacement */
+	uint32		root;			/* logical page id of the root */
+	uint32		height;			/* 1 = root is a leaf */
+	uint32		npages;			/* logical page ids handed out */
+	uint32		null_head;		/* first page of NULL/EMPTY entries */
+	uint32		null_tail;		/* last page of NULL/EMPTY entries */
+	uint64		nentries;		/* non-NULL, non-EMPTY entries */
+	uint64		nnulls;			/* NULL or EMPTY entries */
+	uint64		ckpt_lsn;		/* log position the map file reflects */
+} HiMeta;
+
+#define HI_META_MAGIC	0x48594258	/* "HYBX" */
+#define HI_META_VERSION 1
+
+typedef struct HiTierCounters
+{
+	pg_atomic_uint64 reads;
+	pg_atomic_uint64 writes;
+	pg_atomic_uint64 read_batches;
+	pg_atomic_uint64 write_batches;
+	pg_atomic_uint64 bytes_read;
+	pg_atomic_uint64 bytes_written;
+	pg_atomic_uint64 io_time_us;
+} HiTierCounters;
+
+/*
+ * Page table entries: tier in the top bit, a flag for non-leaf pages (so
+ * placement policies can find leaves without reading pages), and slot + 1
+ * below (0 = no slot yet).
+ */
+#define HI_PTE_TIER(e)		((int) ((e) >> 31))
+#define HI_PTE_UPPER(e)		((bool) (((e) >> 30) & 1))
+#define HI_PTE_SLOT(e)		((uint32) (((e) & 0x3FFFFFFF) - 1))
+#define HI_PTE_MAKE(t, s, upper) \
+	((((uint32) (t)) << 31) | ((uint32) ((upper) ? 1 : 0) << 30) | ((s) + 1))
+#define HI_PTE_MAPPED(e)	(((e) & 0x3FFFFFFF) != 0)
+#define HI_MAX_SLOTS		0x3FFFFFF0
+
+/* slot states in a tier's slot map */
+#define HI_SLOT_FREE		0
+#define HI_SLOT_USED		1	/* current, and in the last map file */
+#define HI_SLOT_PENDING		2	/* superseded; the last map file may use it */
+#define HI_SLOT_FRESH		3	/* current, written since the last checkpoint */
+#define HI_SLOT_LIMBO		4	/* FRESH, then superseded: in no map file,
+								 * free once no read of it can be in flight */
+#define HI_SLOT_IN_USE(s)	((s) == HI_SLOT_USED || (s) == HI_SLOT_FRESH)
+
+/*
+ * Shared state of one index (one relfilenode), in the registry.
+ */
+typedef struct HiIndexShared
+{
+	/* identity, protected by the registry lock */
+	bool		in_use;
+	uint32		generation;		/* bumped whenever the slot is (re)used */
+	Oid			dboid;
+	Oid			indexoid;
+	Oid			relnumber;
+	Oid			spcoid[HI_NUM_TIERS];	/* InvalidOid: tier not configured */
+
+	LWLock		tree_lock;		/* structure: shared to read, exclusive to change */
+	LWLock		map_lock;		/* page table and slot maps */
+	LWLock		log_lock;		/* log appends */
+	LWLock		flush_lock;		/* log fsync: one flusher, others wait */
+	LWLock		load_lock;		/* loading / recovery at first use */
+	LWLock		ckpt_lock;		/* page writes shared, checkpoint exclusive */
+	LWLock		place_lock;		/* end-of-epoch processing */
+
+	bool		loaded;
+	bool		building;		/* ambuild in progress; nothing to load */
+	int			budget_frames;	/* per-index cache budget, 0 = none */
+	int			checkpoint_log_kb;	/* log size that triggers a checkpoint;
+									 * 0 = hybrid_index.checkpoint_log_size */
+	pg_atomic_uint32 nframes;	/* cache frames holding pages of this index */
+
+	HiMeta		meta;
+	pg_atomic_uint64 split_count;	/* bumped by every split, for kNN scans */
+
+	/* AM-specific state saved in the map file at checkpoints (DSA) */
+	dsa_pointer am_blob;
+	uint32		am_blob_len;
+
+	/* page table and slot maps, in the DSA area, protected by map_lock */
+	dsa_pointer pt;
+	uint32		pt_cap;
+	dsa_pointer slotmap[HI_NUM_TIERS];
+	uint32		slot_cap[HI_NUM_TIERS];
+	uint32		nslots[HI_NUM_TIERS];	/* file length in slots */
+	uint32		free_hint[HI_NUM_TIERS];
+	uint32		used_slots[HI_NUM_TIERS];
+	uint32		limbo_slots[HI_NUM_TIERS];
+	pg_atomic_uint32 slot_reads;	/* reads from slots in flight (a LIMBO slot
+									 * is reused only when there are none) */
+
+	/* redo log positions (LSN = byte offset in the endless log) */
+	uint64		log_insert;		/* protected by log_lock */
+	uint64		log_flushed;	/* protected by flush_lock */
+	uint64		log_base;		/* LSN at file offset 0 */
+
+	/* placement policy (policy/hyrtree_placement.c) */
+	int			epoch_size;		/* node reads per epoch */
+	int			wma_epochs;		/* t */
+	double		wma_threshold;	/* N-th percentile */
+	uint32		optane_capacity;	/* pages, 0 = unlimited */
+	pg_atomic_uint64 epoch_reads;
+	uint64		epoch_no;		/* protected by place_lock */
+	double		threshold;		/* T for the current epoch */
+	bool		have_threshold;
+	uint32		scored_leaves;	/* leaves with a score last epoch */
+	float		score_min;
+	float		score_median;
+	float		score_max;
+	pg_atomic_uint64 migrations_up;
+	pg_atomic_uint64 migrations_down;
+	pg_atomic_uint64 random_quota;	/* rHyR-tree: leaves WMA would move */
+
+	HiTierCounters tiers[HI_NUM_TIERS];
+	pg_atomic_uint64 cache_hits;
+	pg_atomic_uint64 cache_misses;
+	pg_atomic_uint64 log_bytes;
+	pg_atomic_uint64 checkpoints;
+} HiIndexShared;
+
+/* Shared-memory root (base/hi_shmem.c) */
+typedef struct HiSharedRoot
+{
+	LWLock		registry_lock;
+	int			tranche_id;
+	int			max_indexes;
+	pg_atomic_uint32 clock_hand;
+	HiIndexShared indexes[FLEXIBLE_ARRAY_MEMBER];
+} HiSharedRoot;
+
+extern HiSharedRoot *hi_shared;
+
+extern void hi_shmem_request(void);
+extern bool hi_shmem_startup(void);
+extern dsa_area *hi_dsa(void);
+extern void hi_check_preloaded(void);
+
+/* ---- per-backend handle on an open index (core/hi_index.c) ---- */
+typedef int HiFrame;			/* a pinned page; -1 = none */
+typedef struct HiPageSource HiPageSource;
+
+typedef struct HiIndex
+{
+	Relation	rel;
+	int			slotno;
+	uint32		generation;
+	HiIndexShared *sh;
+	uint32		page_size;
+	const HiPageSource *pages;	/* where the index structure gets its pages */
+} HiIndex;
+
+/*
+ * How an index structure reads and changes its pages.  The shared page
+ * cache is one source (hi_cache_source, used by hyrtree); an access method
+ * with a buffer design of its own (eFIND's write and read buffers) supplies
+ * another, and the structure code stays the same.
+ */
+struct HiPageSource
+{
+	/* pin the current versions of n distinct pages */
+	void		(*read_batch) (HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames);
+	/* a zeroed, pinned page for a new logical page id */
+	HiFrame		(*new_page) (HiIndex *idx, uint32 pageno);
+	char	   *(*data) (HiIndex *idx, HiFrame f);
+	/* before changing a pinned page, and after */
+	void		(*begin_write) (HiIndex *idx, HiFrame f);
+	void		(*mark_dirty) (HiIndex *idx, HiFrame f);
+	void		(*release) (HiIndex *idx, HiFrame f);
+	/* how many pages to pin at once in one batch */
+	int			(*batch_limit) (HiIndex *idx);
+	/* checkpoint: every change reaches the tier files (tree_lock held) */
+	void		(*flush_all) (HiIndex *idx);
+};
+
+#endif							/* HI_BASE_H */

@@ -1,0 +1,43 @@
+/*
+ * page_cache.h
+ *	  The shared page cache (cache/page_cache.c) and the spill area that
+ *	  parks dirty pages while a disk is full (cache/page_spill.c).  The
+ *	  cache is only a cache: pages come from and go to the page store
+ *	  (storage/storage.h).
+ */
+#ifndef HI_PAGE_CACHE_H
+#define HI_PAGE_CACHE_H
+
+#include "base/hi_base.h"
+
+/* the page source of hyrtree: every page through the shared cache */
+extern const HiPageSource hi_cache_source;
+
+extern Size hi_cache_shmem_size(void);
+extern void hi_cache_shmem_init(bool found);
+extern HiFrame hi_cache_read(HiIndex *idx, uint32 pageno);
+extern int	hi_cache_batch_limit(HiIndex *idx);
+extern void hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n,
+								HiFrame *frames);
+extern HiFrame hi_cache_new_page(HiIndex *idx, uint32 pageno);
+extern char *hi_frame_data(HiFrame f);
+extern void hi_frame_begin_write(HiFrame f);
+extern void hi_frame_mark_dirty(HiFrame f);
+extern void hi_frame_release(HiFrame f);
+extern void hi_cache_flush_index(HiIndexShared *sh, int slotno);
+
+/* dirty pages parked while the disk is full (cache/page_spill.c) */
+extern Size hi_spill_shmem_size(int nentries);
+extern void hi_spill_shmem_init(int nentries);
+extern bool hi_spill_any(void);
+extern bool hi_spill_put(uint32 slotno, uint32 generation, uint32 pageno,
+						 const char *page, uint32 len);
+extern bool hi_spill_take(uint32 slotno, uint32 generation, uint32 pageno, char *dst);
+extern void hi_spill_flush(HiIndexShared *sh, int slotno);
+extern void hi_spill_discard(int slotno, uint32 generation);
+
+/* forget every page of a dropped or rebuilt relfilenode */
+extern void hi_cache_discard_index(int slotno, uint32 generation);
+extern void hi_cache_release_all(void);
+
+#endif							/* HI_PAGE_CACHE_H */

@@ -1,0 +1,102 @@
+/*
+ * hi_core.h
+ *	  Index handles and the registry of access methods (core/): open or
+ *	  create an index's shared state, checkpoint it, read its options, and
+ *	  forget a relfilenode everywhere it is kept.
+ */
+#ifndef HI_CORE_H
+#define HI_CORE_H
+
+#include "base/hi_base.h"
+#include "log/redo_log.h"
+
+/* One page of an index as hybrid_index_pages() shows it */
+typedef struct HiPageInfo
+{
+	uint32		pageno;
+	int			level;
+	int			tier;			/* -1: not written yet */
+	int			nentries;
+	HiBox		box;
+} HiPageInfo;
+
+/*
+ * What the SQL-level functions need of an access method (am/hi_am.c).
+ * Every AM registers one of these from _PG_init.
+ */
+typedef struct HiAmOps
+{
+	const char *name;			/* pg_am.amname */
+	HiAmKind	kind;
+	HiPlacement default_placement;	/* when the index has no reloptions */
+	const HiPageSource *source; /* where its structure gets its pages */
+	hi_log_apply_fn redo;		/* replay of one redo log record */
+	void		(*check) (HiIndex *idx);	/* ERROR on the first violation */
+	char	   *(*inspect_json) (HiIndex *idx);
+	HiPageInfo *(*pages) (HiIndex *idx, Size *n);
+	/* optional: forget per-index state of a dropped/rebuilt relfilenode */
+	void		(*discard) (int slotno, uint32 generation);
+	/* optional: the AM's own placement policy (hi_place_write_tier) */
+	int			(*write_tier) (HiIndexShared *sh, int slotno, const char *page,
+							   uint32 old_pte);
+	/* optional: zero the AM's own counters (hybrid_index_reset_stats) */
+	void		(*reset_stats) (HiIndex *idx);
+
+	/*
+	 * optional: what is wrong with the layout of a page read from storage
+	 * (NULL: nothing).  Runs after the checksum matched, so that a page a
+	 * bug wrote (its checksum is right) is reported, not decoded past its
+	 * end.  Only the header fields the readers trust are checked: cheap.
+	 */
+	const char *(*page_layout) (const char *page, uint32 page_size);
+} HiAmOps;
+
+extern void hi_register_am(const HiAmOps *ops);
+extern const HiAmOps *hi_am_ops(Oid amoid);
+extern const HiAmOps *hi_am_ops_by_kind(HiAmKind kind);
+extern bool hi_is_our_am(Oid amoid);
+extern HiIndex *hi_am_open(Relation index);
+extern HiIndex *hi_am_create(Relation index);
+extern bool hi_is_our_index(Oid relid);
+
+/*
+ * Per-index state kept above core (placement policies) is configured when
+ * an index's shared slot is loaded or created and forgotten with its
+ * relfilenode; the layer registers these from _PG_init.
+ */
+typedef struct HiSlotHooks
+{
+	void		(*configure) (HiIndexShared *sh, Relation index);
+	void		(*forget) (int slotno, uint32 generation);
+} HiSlotHooks;
+
+extern void hi_register_slot_hooks(const HiSlotHooks *hooks);
+extern void hi_slot_configure(HiIndexShared *sh, Relation index);
+extern void hi_slot_forget(int slotno, uint32 generation);
+
+typedef struct HiIndexOptions
+{
+	int32		vl_len_;
+	int			page_size;
+	int			placement;
+	int			buffer_size;	/* kB, 0 = share the whole cache */
+	int			optane_tablespace;	/* offset of the name, 0 = none */
+	int			epoch_size;		/* -1: hybrid_index.epoch_size */
+	int			wma_epochs;		/* -1: hybrid_index.wma_epochs */
+	double		wma_threshold;	/* -1: hybrid_index.wma_threshold */
+	int			optane_capacity;	/* kB, 0 = unlimited */
+} HiIndexOptions;
+
+extern HiIndex *hi_index_open_for(Relation index, hi_log_apply_fn apply,
+								  const HiPageSource *pages);
+extern HiIndex *hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages);
+extern HiIndexShared *hi_slot_lookup(Oid dboid, Oid relnumber);
+extern void hi_slot_release(Oid dboid, Oid relnumber);
+extern void hi_index_checkpoint(HiIndex *idx);
+extern void hi_stats_reset(HiIndexShared *sh);
+extern void hi_index_after_change(HiIndex *idx);
+extern HiIndexOptions *hi_index_options(Relation index);
+extern void hi_validate_tablespace_name(const char *value);
+extern void hi_error_if_recovery(Relation index);
+
+#endif							/* HI_CORE_H */

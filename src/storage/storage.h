@@ -1,0 +1,142 @@
+/*
+ * storage.h
+ *	  The storage layer: tier files (one per tier per index, in the
+ *	  tablespace of the tier), batched I/O, the page table and slot maps,
+ *	  the map file, moves between tiers, and the page store that reads and
+ *	  writes whole pages by logical id (checksum, layout check,
+ *	  copy-on-write slots, tier choice).  It knows nothing about the index
+ *	  structures: what only an upper layer knows (a page's layout, which
+ *	  tier a page goes to) comes in as a HiStorePolicy registered per
+ *	  access method kind.
+ */
+#ifndef HI_STORAGE_H
+#define HI_STORAGE_H
+
+#include "base/hi_base.h"
+
+/* ---- storage/map_file (page_table.c): metadata and page table as of the
+ * last checkpoint, written atomically (temp file + rename) ---- */
+
+typedef struct HiMapHeader
+{
+	uint32		magic;
+	uint32		version;
+	uint32		crc;			/* CRC-32C of everything after this field */
+	uint32		npte;			/* page table entries that follow */
+	Oid			indexoid;		/* owner when written */
+	Oid			dboid;
+	Oid			relnumber;
+	Oid			spcoid[HI_NUM_TIERS];
+	uint32		nslots[HI_NUM_TIERS];
+	uint32		am_blob_len;	/* AM state bytes after the page table */
+	HiMeta		meta;
+} HiMapHeader;
+
+#define HI_MAP_MAGIC	0x48594D50	/* "HYMP" */
+#define HI_MAP_VERSION	2	/* 2: grid directories' header padded to 24 bytes */
+
+extern Oid	hi_map_read_owner(const char *path);
+extern void hi_map_write(HiIndexShared *sh);
+extern bool hi_map_read(HiIndexShared *sh, const char *indexname);
+
+/* AM-specific state saved in the map file at checkpoints */
+extern void hi_am_blob_set(HiIndexShared *sh, const char *data, uint32 len);
+extern char *hi_am_blob_get(HiIndexShared *sh, uint32 *len);
+
+/* ---- storage/tier_files.c ---- */
+extern char *hi_file_path(Oid dirspc, Oid dboid, Oid flashspc, Oid relnumber,
+						  const char *suffix);
+extern const char *hi_tier_suffix(int tier);
+extern int	hi_file_open(HiIndexShared *sh, int tier, bool create);
+extern bool hi_file_in_memory(HiIndexShared *sh, int tier);
+extern int	hi_log_fd(HiIndexShared *sh);
+extern char *hi_slot_path(HiIndexShared *sh, int tier);
+extern void hi_file_truncate(HiIndexShared *sh, int tier, uint32 nslots);
+extern bool hi_slot_files_exist(HiIndexShared *sh);
+extern void hi_files_create(HiIndexShared *sh);
+extern void hi_files_forget(HiIndexShared *sh);
+extern void hi_files_schedule_old_removal(Oid indexoid, Oid keep_flashspc,
+										  Oid keep_relnumber);
+extern void hi_files_schedule_drop(Oid indexoid);
+
+/* the layer above forgets a relfilenode's shared state before its files go */
+typedef void (*hi_files_release_fn) (Oid dboid, Oid relnumber);
+extern void hi_files_set_release_hook(hi_files_release_fn fn);
+extern void hi_files_at_xact_end(bool commit);
+extern void hi_files_at_subxact_end(bool commit, SubTransactionId mySubid,
+									SubTransactionId parentSubid);
+extern bool hi_files_pending(void);
+extern void hi_fsync_dir_of(const char *path);
+extern void hi_durable_write_file(const char *path, const char *data, Size len);
+extern char *hi_read_whole_file(const char *path, Size *len);
+
+/* ---- storage/tier_io.c ---- */
+typedef struct HiIoReq
+{
+	int			fd;
+	int			tier;
+	off_t		offset;
+	char	   *buf;
+	uint32		len;
+	const char *path;			/* for error messages */
+} HiIoReq;
+
+extern void hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write);
+
+/* ---- storage/page_table.c ---- */
+extern void hi_pt_init(HiIndexShared *sh, uint32 npages_hint);
+extern void hi_pt_free(HiIndexShared *sh);
+extern uint32 hi_pt_get(HiIndexShared *sh, uint32 pageno);
+extern uint32 hi_pt_alloc_slot(HiIndexShared *sh, int tier);
+extern void hi_pt_unalloc_slot(HiIndexShared *sh, int tier, uint32 slot);
+extern bool hi_pt_remap_if(HiIndexShared *sh, uint32 pageno, uint32 expect,
+						   uint32 new_pte);
+extern uint32 *hi_pt_collect(HiIndexShared *sh, int tier, bool leaves, Size *n);
+extern void hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte);
+extern void hi_pt_settle(HiIndexShared *sh);
+extern void hi_pt_release_pending(HiIndexShared *sh);
+extern uint32 hi_pt_trim(HiIndexShared *sh, int tier);
+extern void hi_pt_reads_begin(HiIndexShared *sh);
+extern void hi_pt_reads_end(HiIndexShared *sh);
+extern void hi_pt_count(HiIndexShared *sh, uint64 *pages_per_tier);
+extern void hi_pt_check(HiIndexShared *sh);
+
+/* ---- storage/tier_move.c ---- */
+extern int	hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier);
+
+/* ---- storage/page_store.c ---- */
+
+/*
+ * What the page store needs from the layers above, per access method kind
+ * (registered at load time, so that any backend, e.g. one evicting another
+ * index's pages, finds it from the shared slot alone).  Every member is
+ * optional.
+ */
+typedef struct HiStorePolicy
+{
+	/* what is wrong with a page's layout once its checksum matched, or NULL */
+	const char *(*page_layout) (const char *page, uint32 page_size);
+	/* pages just read from the tier files or found in a cache */
+	void		(*note_reads) (HiIndexShared *sh, int slotno, const uint32 *pagenos,
+							   char *const *pages, int n);
+	/* the tier a page is written to (old_pte: its current mapping) */
+	int			(*write_tier) (HiIndexShared *sh, int slotno, const char *page,
+							   uint32 old_pte);
+	/* whether a clean page leaving a cache should move to the other tier */
+	bool		(*migrate_clean) (HiIndexShared *sh, int slotno, const char *page,
+								  uint32 pte);
+} HiStorePolicy;
+
+extern void hi_store_register(HiAmKind kind, const HiStorePolicy *policy);
+extern const HiStorePolicy *hi_store_policy(const HiIndexShared *sh);
+extern void hi_store_write(HiIndexShared *sh, char **pages, int n);
+extern void hi_store_read_pages(HiIndexShared *sh, const char *relname,
+								const uint32 *pagenos, int n, char **bufs,
+								uint32 *ptes);
+extern void hi_store_read(HiIndexShared *sh, const uint32 *pagenos, int n,
+						  char **bufs);
+extern uint32 hi_page_checksum(const char *page, uint32 page_size);
+extern void hi_store_verify(HiIndexShared *sh, const char *page, uint32 pageno,
+							uint32 pte);
+
+#endif							/* HI_STORAGE_H */
