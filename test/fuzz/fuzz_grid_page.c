@@ -3,7 +3,7 @@
  *	  libFuzzer harness for the page decoders of the grid indexes (lbgrid,
  *	  hgrid): the layout check every page read from storage goes through
  *	  (lbgrid_page_layout / grid_page_layout, src/grid/grid_layout.c and
- *	  src/lbgrid/lb_store.c, behind hi_page_verify) and, for the pages it
+ *	  src/lbgrid/lb_store.c, behind hi_store_verify) and, for the pages it
  *	  accepts, what the readers then do with them:
  *	  - sub-directories: gdv_init + gdv_locate over the page (the search
  *		path), grid_subdir_refs into a page_size / 16 array (hgrid's access
@@ -31,7 +31,9 @@
 #include "catalog/pg_class.h"
 #include "utils/rel.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
+#include "core/hi_core.h"
+#include "storage/storage.h"
 #include "grid/grid.h"
 #include "grid/grid_int.h"
 #include "lbgrid/lbgrid.h"
@@ -41,8 +43,9 @@
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int			LLVMFuzzerInitialize(int *argc, char ***argv);
 
-/* what hi_page_verify needs from other layers */
+/* what hi_store_verify needs from other layers */
 static HiAmOps fuzz_ops[2];
+static HiStorePolicy fuzz_policy[2];
 static int	fuzz_kind;			/* 0 lbgrid, 1 hgrid */
 
 const HiAmOps *
@@ -66,14 +69,14 @@ verify(const char *page, uint32 pageno)
 
 	PG_TRY();
 	{
-		hi_page_verify(fake_sh, page, pageno, HI_PTE_MAKE(0, 1, false));
+		hi_store_verify(fake_sh, page, pageno, HI_PTE_MAKE(0, 1, false));
 	}
 	PG_CATCH();
 	{
 		ok = false;
 		if (fuzz_last_error.sqlerrcode != ERRCODE_INDEX_CORRUPTED)
 		{
-			fprintf(stderr, "hi_page_verify: unexpected SQLSTATE %s: %s\n",
+			fprintf(stderr, "hi_store_verify: unexpected SQLSTATE %s: %s\n",
 					fuzz_sqlstate(fuzz_last_error.sqlerrcode), fuzz_last_error.message);
 			abort();
 		}
@@ -310,6 +313,10 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	fuzz_ops[0].page_layout = lbgrid_page_layout;
 	fuzz_ops[1].name = "hgrid";
 	fuzz_ops[1].page_layout = grid_page_layout;
+	fuzz_policy[0].page_layout = lbgrid_page_layout;
+	fuzz_policy[1].page_layout = grid_page_layout;
+	hi_store_register(HI_AM_LBGRID, &fuzz_policy[0]);
+	hi_store_register(HI_AM_HGRID, &fuzz_policy[1]);
 	if (dir != NULL && dir[0] != '\0')
 	{
 		write_seeds(dir);

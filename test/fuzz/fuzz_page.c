@@ -1,15 +1,15 @@
 /*
  * fuzz_page.c
  *	  libFuzzer harness for the page decoder/verifier of hybrid_index: the
- *	  page checksum check every page read goes through (hi_page_verify and
- *	  hi_page_checksum, src/cache/page_cache.c) and the structural checks of
+ *	  page checksum check every page read goes through (hi_store_verify and
+ *	  hi_page_checksum, src/storage/page_store.c) and the structural checks of
  *	  hybrid_index_check over R-tree pages (rt_check, src/rtree/rtree_check.c:
  *	  levels, entry counts against page capacity, child references, boxes,
  *	  null list, entry totals).
  *
  * The real rt_check runs over a page source that serves the pages of the
  * fuzz input instead of the shared cache; each page is verified by the
- * real hi_page_verify exactly as the cache does after a read.
+ * real hi_store_verify exactly as the cache does after a read.
  *
  * Input layout:
  *	 byte 0		flags: bit 0 = keep the checksums of the input (else they
@@ -38,7 +38,10 @@
 #include "catalog/pg_class.h"
 #include "utils/rel.h"
 
-#include "hybrid_index.h"
+#include "base/hi_base.h"
+#include "core/hi_core.h"
+#include "policy/placement.h"
+#include "storage/storage.h"
 #include "rtree/rtree.h"
 #include "pg_shim.h"
 
@@ -54,6 +57,11 @@ bool		hi_place_suspended = false;
 static const HiAmOps fuzz_ops = {
 	.name = "hyrtree",
 	.kind = HI_AM_HYRTREE,
+	.page_layout = rt_page_layout
+};
+
+/* the page store's layout check, as hyrtree registers it */
+static const HiStorePolicy fuzz_policy = {
 	.page_layout = rt_page_layout
 };
 
@@ -118,7 +126,7 @@ src_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *out)
 		if (!keep_checksums)
 			((HiPageHeader *) buf)->checksum = hi_page_checksum(buf, psize);
 		/* exactly what the cache does after reading a page */
-		hi_page_verify(idx->sh, buf, p, hi_pt_get(idx->sh, p));
+		hi_store_verify(idx->sh, buf, p, hi_pt_get(idx->sh, p));
 		frames[nframes] = buf;
 		out[i] = nframes++;
 	}
@@ -190,6 +198,7 @@ setup_index(HiIndex *idx, uint32 psize, const uint8_t *meta, uint32 extra)
 	if (fake_sh == NULL)
 	{
 		fake_sh = calloc(1, sizeof(HiIndexShared));
+		hi_store_register(HI_AM_HYRTREE, &fuzz_policy);
 		strcpy(NameStr(fake_class.relname), "fuzz_idx");
 		fake_rel.rd_rel = &fake_class;
 	}

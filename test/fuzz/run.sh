@@ -9,10 +9,10 @@
 #
 # Harnesses (see README.md):
 #   geom_box  hi_geom_box(): the GSERIALIZED box reader (src/geom/geom_box.c)
-#   page      hi_page_verify()/hi_page_checksum() and rt_check()
-#             (src/cache/page_cache.c, src/rtree/rtree_check.c)
+#   page      hi_store_verify()/hi_page_checksum() and rt_check()
+#             (src/storage/page_store.c, src/rtree/rtree_check.c)
 #   grid_page the layout check of grid pages (lbgrid, hgrid) behind
-#             hi_page_verify and the readers of the pages it accepts
+#             hi_store_verify and the readers of the pages it accepts
 #             (src/grid/grid_layout.c, grid_dir.c, src/lbgrid/lb_store.c)
 #
 # Built with clang -fsanitize=fuzzer,address,undefined (UBSan aborts on the
@@ -62,8 +62,8 @@ LIBS="-L$PGLIB -lpgport -lm"
 sources_of() {
 	case "$1" in
 	geom_box) echo "$HERE/fuzz_geom_box.c $HERE/pg_shim.c $ROOT/src/geom/geom_box.c" ;;
-	page) echo "$HERE/fuzz_page.c $HERE/pg_shim.c $ROOT/src/cache/page_cache.c $ROOT/src/rtree/rtree_check.c $ROOT/src/rtree/rtree_page.c $ROOT/src/geom/geom_box.c" ;;
-	grid_page) echo "$HERE/fuzz_grid_page.c $HERE/pg_shim.c $ROOT/src/cache/page_cache.c $ROOT/src/grid/grid_layout.c $ROOT/src/grid/grid_dir.c $ROOT/src/grid/grid_chain.c $ROOT/src/lbgrid/lb_store.c $ROOT/src/rtree/rtree_page.c" ;;
+	page) echo "$HERE/fuzz_page.c $HERE/pg_shim.c $ROOT/src/storage/page_store.c $ROOT/src/rtree/rtree_check.c $ROOT/src/rtree/rtree_page.c $ROOT/src/geom/geom_box.c" ;;
+	grid_page) echo "$HERE/fuzz_grid_page.c $HERE/pg_shim.c $ROOT/src/storage/page_store.c $ROOT/src/grid/grid_layout.c $ROOT/src/grid/grid_dir.c $ROOT/src/grid/grid_chain.c $ROOT/src/lbgrid/lb_store.c $ROOT/src/rtree/rtree_page.c" ;;
 	*) echo "fuzz: unknown harness $1" >&2; exit 2 ;;
 	esac
 }
