@@ -97,7 +97,6 @@ hi_xact_callback(XactEvent event, void *arg)
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
-			hi_place_suspended = false;
 			hi_cache_release_all();
 			hi_files_at_xact_end(false);
 			hi_log_at_xact_end();
@@ -113,7 +112,6 @@ hi_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		hi_files_at_subxact_end(true, mySubid, parentSubid);
 	else if (event == SUBXACT_EVENT_ABORT_SUB)
 	{
-		hi_place_suspended = false;
 		hi_cache_release_all();
 		hi_files_at_subxact_end(false, mySubid, parentSubid);
 	}

@@ -1,7 +1,7 @@
 /*
  * am_common.h
  *	  Index AM glue shared by all four access methods: what the R-tree AMs
- *	  (rtam_*.c) and the grid AMs (lbgrid_*.c) do alike around their cores.
+ *	  (rtam_*.c) and the grid AMs (gridam_*.c) do alike around their cores.
  *	  Each helper has one job; what differs between the cores (their entry
  *	  types, search, load and vacuum routines) is passed in.
  */
@@ -31,10 +31,19 @@ extern IndexAmRoutine *am_routine(void);
 extern bool am_validate(Oid opclassoid);
 
 /* ---- am_cost.c ---- */
-extern bool am_index_shape(IndexOptInfo *index, double *pages, double *height,
-						   int *page_size);
-extern void am_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
-							double pages, int tree_height, Cost descent,
+
+/* what a family (R-tree, grid) adds to the generic cost estimate */
+typedef struct AmCostModel
+{
+	/* pages and height of an index whose shared state is not loaded */
+	void		(*guess) (double tuples, int page_size, double *pages,
+						  double *height);
+	/* CPU cost of reaching a leaf or bucket; the levels read above it */
+	Cost		(*descent) (double tuples, double height, int *tree_height);
+} AmCostModel;
+
+extern void am_costestimate(const AmCostModel *model, PlannerInfo *root,
+							IndexPath *path, double loop_count,
 							Cost *indexStartupCost, Cost *indexTotalCost,
 							Selectivity *indexSelectivity,
 							double *indexCorrelation, double *indexPages);
@@ -91,10 +100,16 @@ extern IndexBulkDeleteResult *am_vacuumcleanup(IndexVacuumInfo *info,
 
 /* ---- am_scan.c ---- */
 
+/* a core's kNN search: the next entry in distance order; and its end */
+typedef bool (*AmKnnNextFn) (void *knn, ItemPointer tid, double *dist, bool *isnull);
+typedef void (*AmKnnEndFn) (void *knn);
+
 /*
  * The start of every AM's scan state (IndexScanDesc->opaque): the open
- * index, the memory of the current scan (reset by amrescan), and the
- * index tuple handed to index-only scans.
+ * index, the memory of the current scan (reset by amrescan), the index
+ * tuple handed to index-only scans, and the answer being handed out:
+ * nothing, a TID list (filter scans compute their whole answer on the
+ * first call) or a kNN search of the core.
  */
 typedef struct AmScanBase
 {
@@ -102,6 +117,13 @@ typedef struct AmScanBase
 	bool		prepared;		/* scan keys turned into the core's quals */
 	MemoryContext cxt;
 	IndexTuple	null_itup;
+	bool		no_results;		/* a qual can never be true */
+	ItemPointer tids;
+	Size		ntids;
+	Size		pos;
+	void	   *knn;
+	AmKnnNextFn knn_next;
+	AmKnnEndFn	knn_end;
 } AmScanBase;
 
 extern IndexScanDesc am_beginscan(Relation index, int nkeys, int norderbys,
@@ -111,6 +133,11 @@ extern void am_check_forward(IndexScanDesc scan, ScanDirection dir);
 extern bool am_orderby_box(IndexScanDesc scan, HiBox *box);
 extern void am_set_orderby(IndexScanDesc scan, double dist, bool isnull);
 extern void am_set_null_itup(IndexScanDesc scan);
+extern void am_scan_reset(IndexScanDesc scan);
+extern void am_scan_set_knn(IndexScanDesc scan, void *knn, AmKnnNextFn next,
+							AmKnnEndFn end);
+extern bool am_scan_next(IndexScanDesc scan);
+extern void am_bitmap_add(TIDBitmap *tbm, ItemPointer tids, Size n);
 extern void am_endscan(IndexScanDesc scan);
 
 #endif							/* AM_COMMON_H */

@@ -24,8 +24,8 @@
  * The index's pages and height from its shared state, if it is loaded
  * (true); otherwise false and its page size, to estimate them from.
  */
-bool
-am_index_shape(IndexOptInfo *index, double *pages, double *height, int *page_size)
+static bool
+index_shape(IndexOptInfo *index, double *pages, double *height, int *page_size)
 {
 	Relation	rel = index_open(index->indexoid, NoLock);
 	HiIndexShared *sh = hi_slot_lookup(MyDatabaseId, rel->rd_node.relNode);
@@ -43,14 +43,14 @@ am_index_shape(IndexOptInfo *index, double *pages, double *height, int *page_siz
 }
 
 /*
- * amcostestimate for an index of pages pages and tree_height levels above
- * the leaves; descent: the CPU cost of reaching the leaves, charged at
- * startup.
+ * amcostestimate of every AM: the index's pages and height (from its
+ * shared state, else the family's guess), the generic estimate over them
+ * with batched reads, and the family's CPU cost of reaching the leaves or
+ * buckets, charged at startup.
  */
 void
-am_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
-				double pages, int tree_height, Cost descent,
-				Cost *indexStartupCost, Cost *indexTotalCost,
+am_costestimate(const AmCostModel *model, PlannerInfo *root, IndexPath *path,
+				double loop_count, Cost *indexStartupCost, Cost *indexTotalCost,
 				Selectivity *indexSelectivity, double *indexCorrelation,
 				double *indexPages)
 {
@@ -58,6 +58,15 @@ am_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	GenericCosts costs;
 	double		spc_random,
 				spc_seq;
+	double		pages,
+				height;
+	int			page_size;
+	int			tree_height;
+	Cost		descent;
+
+	if (!index_shape(index, &pages, &height, &page_size))
+		model->guess(index->tuples, page_size, &pages, &height);
+	descent = model->descent(index->tuples, height, &tree_height);
 
 	index->pages = (BlockNumber) Min(pages, (double) MaxBlockNumber);
 	index->tree_height = tree_height;

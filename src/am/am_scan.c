@@ -3,12 +3,21 @@
  *	  What the index scans of every hybrid_index AM do alike: the scan
  *	  state's memory, copying scan keys on rescan, the query box of an
  *	  ORDER BY geom <-> q, handing kNN distances to the executor, and the
- *	  index tuple of index-only scans.  Turning scan keys into quals and
+ *	  index tuple of index-only scans, and handing out an answer (a TID
+ *	  list or a core's kNN search).  Turning scan keys into quals and
  *	  searching stay with each AM (rtam_scan.c, gridam_scan.c).
+ *
+ * Every TID is returned with xs_recheck set (bitmap pages likewise) unless
+ * hybrid_index.recheck is off: the index compares the same float boxes
+ * PostGIS's box operators compare, so its answers are exact, but the
+ * recheck also guards against any entry a crash could leave behind.  kNN
+ * distances are lower bounds and are rechecked by the executor
+ * (xs_recheckorderby).
  */
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "nodes/tidbitmap.h"
 #include "utils/memutils.h"
 
 #include "am/am_common.h"
@@ -113,12 +122,87 @@ am_set_null_itup(IndexScanDesc scan)
 	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
 }
 
-/* amendscan, after the AM has ended what its core keeps for the scan */
+/*
+ * Forget the current answer (amrescan, and after amgetbitmap): end a kNN
+ * search, free the scan's memory; the keys are prepared again next time.
+ */
+void
+am_scan_reset(IndexScanDesc scan)
+{
+	AmScanBase *so = (AmScanBase *) scan->opaque;
+
+	if (so->knn && so->knn_end)
+		so->knn_end(so->knn);
+	MemoryContextReset(so->cxt);
+	so->prepared = false;
+	so->no_results = false;
+	so->tids = NULL;
+	so->ntids = 0;
+	so->pos = 0;
+	so->knn = NULL;
+	so->knn_next = NULL;
+	so->knn_end = NULL;
+}
+
+/* The answer is a kNN search of the core, handed out by am_scan_next */
+void
+am_scan_set_knn(IndexScanDesc scan, void *knn, AmKnnNextFn next, AmKnnEndFn end)
+{
+	AmScanBase *so = (AmScanBase *) scan->opaque;
+
+	so->knn = knn;
+	so->knn_next = next;
+	so->knn_end = end;
+}
+
+/* amgettuple once the answer is set up: its next TID, false at the end */
+bool
+am_scan_next(IndexScanDesc scan)
+{
+	AmScanBase *so = (AmScanBase *) scan->opaque;
+	bool		found = false;
+
+	if (so->no_results)
+		found = false;
+	else if (so->knn)
+	{
+		double		dist;
+		bool		isnull;
+
+		found = so->knn_next(so->knn, &scan->xs_heaptid, &dist, &isnull);
+		if (found)
+			am_set_orderby(scan, dist, isnull);
+	}
+	else if (so->pos < so->ntids)
+	{
+		scan->xs_heaptid = so->tids[so->pos++];
+		found = true;
+		/* rows of a TID list in an ordered scan are EMPTY: they sort last */
+		if (scan->numberOfOrderBys > 0)
+			am_set_orderby(scan, 0, true);
+	}
+	scan->xs_recheck = hi_recheck;
+	if (found)
+		am_set_null_itup(scan);
+	return found;
+}
+
+/* amgetbitmap's TIDs into the bitmap (tbm NULL: the caller only counts) */
+void
+am_bitmap_add(TIDBitmap *tbm, ItemPointer tids, Size n)
+{
+	if (n > 0 && tbm != NULL)
+		tbm_add_tuples(tbm, tids, (int) n, hi_recheck);
+}
+
+/* amendscan */
 void
 am_endscan(IndexScanDesc scan)
 {
 	AmScanBase *so = (AmScanBase *) scan->opaque;
 
+	if (so->knn && so->knn_end)
+		so->knn_end(so->knn);
 	MemoryContextDelete(so->cxt);
 	pfree(so);
 	scan->opaque = NULL;

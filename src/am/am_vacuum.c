@@ -20,7 +20,10 @@ am_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
+	/* VACUUM's reads are not workload for the placement policies */
+	idx->maintenance = true;
 	bulk_delete(idx, callback, callback_state, &removed, &remaining);
+	idx->maintenance = false;
 	stats->tuples_removed += removed;
 	stats->num_index_tuples = remaining;
 	stats->num_pages = idx->sh->meta.npages;

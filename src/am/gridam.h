@@ -76,7 +76,6 @@ extern void lbgrid_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 						  ScanKey orderbys, int norderbys);
 extern bool lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 lbgrid_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
-extern void lbgrid_endscan(IndexScanDesc scan);
 
 /* gridam_vacuum.c */
 extern IndexBulkDeleteResult *lbgrid_bulkdelete(IndexVacuumInfo *info,

@@ -18,22 +18,29 @@
 #include "am/am_common.h"
 #include "am/gridam.h"
 
+static void
+grid_guess(double tuples, int page_size, double *pages, double *height)
+{
+	*pages = Max(1.0, ceil(tuples * sizeof(GridEntry) / (page_size * 0.7)));
+	*height = 1;
+}
+
+/* the directory step: one sub-directory page, a root lookup */
+static Cost
+grid_descent(double tuples, double height, int *tree_height)
+{
+	*tree_height = 1;
+	return 100.0 * cpu_operator_cost;
+}
+
+static const AmCostModel grid_cost_model = {grid_guess, grid_descent};
+
 void
 lbgrid_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 					Cost *indexStartupCost, Cost *indexTotalCost,
 					Selectivity *indexSelectivity, double *indexCorrelation,
 					double *indexPages)
 {
-	IndexOptInfo *index = path->indexinfo;
-	double		pages,
-				height;
-	int			page_size;
-
-	if (!am_index_shape(index, &pages, &height, &page_size))
-		pages = Max(1.0, ceil(index->tuples * sizeof(GridEntry) / (page_size * 0.7)));
-
-	/* the directory step: one sub-directory page, a root lookup */
-	am_costestimate(root, path, loop_count, pages, 1, 100.0 * cpu_operator_cost,
-					indexStartupCost, indexTotalCost, indexSelectivity,
-					indexCorrelation, indexPages);
+	am_costestimate(&grid_cost_model, root, path, loop_count, indexStartupCost,
+					indexTotalCost, indexSelectivity, indexCorrelation, indexPages);
 }

@@ -8,8 +8,8 @@
  *
  * The policy state hangs off the index's GridShared (am_ext) and lives as
  * long as it; it is created at the first access after the index is built
- * or loaded.  hi_place_suspended, set around maintenance, is reset at
- * (sub)transaction abort, so an error inside needs no cleanup here.
+ * or loaded.  Maintenance (build, VACUUM, checks) reads through a handle
+ * marked so (HiIndex.maintenance): its pages are not weighed.
  */
 #include "postgres.h"
 
@@ -73,7 +73,7 @@ hgrid_access(Grid *g, int which, const uint32 *pagenos, const int *frames, int n
 	bool		due = false;
 	int			i;
 
-	if (hi_place_suspended || g->sh->building)
+	if (g->idx->maintenance || g->sh->building)
 		return;
 	hgrid_params(g->idx->rel, g->gs->page_size, &prm);
 	st = state_of(g);
@@ -122,6 +122,8 @@ prepare_build(Grid *g)
 
 	hgrid_params(g->idx->rel, g->gs->page_size, &prm);
 	hr_configure(state_of(g), &prm);
+	/* the build's own reads are not workload */
+	g->idx->maintenance = true;
 }
 
 IndexBuildResult *
@@ -129,9 +131,7 @@ hgrid_build(Relation heap, Relation index, IndexInfo *info)
 {
 	IndexBuildResult *res;
 
-	hi_place_suspended = true;
 	res = grid_am_build(heap, index, info, prepare_build);
-	hi_place_suspended = false;
 	return res;
 }
 
@@ -141,9 +141,7 @@ hgrid_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 {
 	IndexBulkDeleteResult *res;
 
-	hi_place_suspended = true;
 	res = lbgrid_bulkdelete(info, stats, callback, callback_state);
-	hi_place_suspended = false;
 	return res;
 }
 
@@ -152,7 +150,6 @@ hgrid_check(HiIndex *idx)
 {
 	Grid	   *g;
 
-	hi_place_suspended = true;
 	lbgrid_check(idx);
 	/* the policy knows nothing of page ids free for reuse */
 	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
@@ -161,7 +158,6 @@ hgrid_check(HiIndex *idx)
 		hr_check_freed(g->gs->am_ext, (const uint32 *) grid_data_ptr(g->gs->free_pages),
 					   g->gs->nfree);
 	LWLockRelease(&idx->sh->tree_lock);
-	hi_place_suspended = false;
 }
 
 /* hybrid_index_reset_stats: the grid's counters and the policy's */
@@ -183,9 +179,7 @@ hgrid_pages(HiIndex *idx, Size *n)
 {
 	HiPageInfo *res;
 
-	hi_place_suspended = true;
 	res = lbgrid_pages(idx, n);
-	hi_place_suspended = false;
 	return res;
 }
 
@@ -198,7 +192,6 @@ hgrid_inspect_json(HiIndex *idx)
 	HrParams	prm;
 	dsa_pointer st;
 
-	hi_place_suspended = true;
 	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
 	g = grid_open(idx);
 	grid = grid_inspect_json(g, "hgrid");
@@ -212,6 +205,5 @@ hgrid_inspect_json(HiIndex *idx)
 	hr_json(idx->sh, st, &s);
 	appendStringInfoString(&s, "}}");
 	LWLockRelease(&idx->sh->tree_lock);
-	hi_place_suspended = false;
 	return s.data;
 }

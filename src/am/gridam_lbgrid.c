@@ -273,7 +273,7 @@ grid_am_routine(void)
 	am->amrescan = lbgrid_rescan;
 	am->amgettuple = lbgrid_gettuple;
 	am->amgetbitmap = lbgrid_getbitmap;
-	am->amendscan = lbgrid_endscan;
+	am->amendscan = am_endscan;
 	return am;
 }
 

@@ -34,10 +34,6 @@ typedef struct LbgridScan
 {
 	AmScanBase	base;			/* must be first */
 	GridQuery	q;
-	ItemPointer tids;
-	Size		ntids;
-	Size		pos;
-	GridKnn    *knn;
 } LbgridScan;
 
 IndexScanDesc
@@ -46,27 +42,12 @@ lbgrid_beginscan(Relation index, int nkeys, int norderbys)
 	return am_beginscan(index, nkeys, norderbys, sizeof(LbgridScan));
 }
 
-static void
-reset_scan(LbgridScan *so)
-{
-	if (so->knn)
-		grid_knn_end(so->knn);
-	MemoryContextReset(so->base.cxt);
-	so->base.prepared = false;
-	so->tids = NULL;
-	so->ntids = 0;
-	so->pos = 0;
-	so->knn = NULL;
-}
-
 void
 lbgrid_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 			  int norderbys)
 {
-	LbgridScan *so = (LbgridScan *) scan->opaque;
-
 	am_rescan_keys(scan, keys, orderbys);
-	reset_scan(so);
+	am_scan_reset(scan);
 }
 
 static void
@@ -155,7 +136,8 @@ start_knn(IndexScanDesc scan)
 
 	LWLockAcquire(&so->base.idx->sh->tree_lock, LW_SHARED);
 	g = grid_open(so->base.idx);
-	so->knn = grid_knn_begin(g, &qbox, qempty, &so->q);
+	am_scan_set_knn(scan, grid_knn_begin(g, &qbox, qempty, &so->q),
+					(AmKnnNextFn) grid_knn_next, (AmKnnEndFn) grid_knn_end);
 	LWLockRelease(&so->base.idx->sh->tree_lock);
 }
 
@@ -176,7 +158,7 @@ lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
 	LbgridScan *so = (LbgridScan *) scan->opaque;
 	MemoryContext old;
-	bool		found = false;
+	bool		found;
 
 	am_check_forward(scan, dir);
 	old = MemoryContextSwitchTo(so->base.cxt);
@@ -189,29 +171,12 @@ lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir)
 			if (scan->numberOfOrderBys > 0)
 				start_knn(scan);
 			else
-				so->tids = search(so, &so->ntids);
+				so->base.tids = search(so, &so->base.ntids);
 		}
 	}
 
-	if (so->q.impossible)
-		found = false;
-	else if (so->knn)
-	{
-		double		dist;
-		bool		isnull;
-
-		found = grid_knn_next(so->knn, &scan->xs_heaptid, &dist, &isnull);
-		if (found)
-			am_set_orderby(scan, dist, isnull);
-	}
-	else if (so->pos < so->ntids)
-	{
-		scan->xs_heaptid = so->tids[so->pos++];
-		found = true;
-	}
-	scan->xs_recheck = hi_recheck;
-	if (found)
-		am_set_null_itup(scan);
+	so->base.no_results = so->q.impossible;
+	found = am_scan_next(scan);
 	MemoryContextSwitchTo(old);
 	return found;
 }
@@ -231,20 +196,9 @@ lbgrid_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 		pgstat_count_index_scan(scan->indexRelation);
 		tids = search(so, &n);
-		if (n > 0 && tbm != NULL)
-			tbm_add_tuples(tbm, tids, (int) n, hi_recheck);
+		am_bitmap_add(tbm, tids, n);
 	}
 	MemoryContextSwitchTo(old);
-	reset_scan(so);
+	am_scan_reset(scan);
 	return (int64) n;
-}
-
-void
-lbgrid_endscan(IndexScanDesc scan)
-{
-	LbgridScan *so = (LbgridScan *) scan->opaque;
-
-	if (so->knn)
-		grid_knn_end(so->knn);
-	am_endscan(scan);
 }

@@ -116,7 +116,12 @@ hybrid_index_inspect(PG_FUNCTION_ARGS)
 	HiIndex    *idx;
 	const HiAmOps *am;
 	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
-	char	   *json = am->inspect_json(idx);
+	char	   *json;
+
+	/* inspection and checks read pages that are not workload */
+	idx->maintenance = true;
+	json = am->inspect_json(idx);
+	idx->maintenance = false;
 
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
@@ -129,7 +134,9 @@ hybrid_index_check(PG_FUNCTION_ARGS)
 	const HiAmOps *am;
 	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
 
+	idx->maintenance = true;
 	am->check(idx);
+	idx->maintenance = false;
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_BOOL(true);
 }
@@ -197,7 +204,9 @@ hybrid_index_pages(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
+	idx->maintenance = true;
 	pages = am->pages(idx, &n);
+	idx->maintenance = false;
 	for (i = 0; i < n; i++)
 	{
 		Datum		values[6];

@@ -50,6 +50,6 @@ rtam_routine(amoptions_function options)
 	am->amrescan = rtam_rescan;
 	am->amgettuple = rtam_gettuple;
 	am->amgetbitmap = rtam_getbitmap;
-	am->amendscan = rtam_endscan;
+	am->amendscan = am_endscan;
 	return am;
 }

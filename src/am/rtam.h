@@ -32,7 +32,6 @@ extern void rtam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
 						   ScanKey orderbys, int norderbys);
 extern bool rtam_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
-extern void rtam_endscan(IndexScanDesc scan);
 
 /* rtam_vacuum.c */
 extern IndexBulkDeleteResult *rtam_bulkdelete(IndexVacuumInfo *info,

@@ -181,7 +181,6 @@ typedef struct HiIndexShared
 	LWLock		flush_lock;		/* log fsync: one flusher, others wait */
 	LWLock		load_lock;		/* loading / recovery at first use */
 	LWLock		ckpt_lock;		/* page writes shared, checkpoint exclusive */
-	LWLock		place_lock;		/* end-of-epoch processing */
 
 	bool		loaded;
 	bool		building;		/* ambuild in progress; nothing to load */
@@ -213,23 +212,6 @@ typedef struct HiIndexShared
 	uint64		log_insert;		/* protected by log_lock */
 	uint64		log_flushed;	/* protected by flush_lock */
 	uint64		log_base;		/* LSN at file offset 0 */
-
-	/* placement policy (policy/hyrtree_placement.c) */
-	int			epoch_size;		/* node reads per epoch */
-	int			wma_epochs;		/* t */
-	double		wma_threshold;	/* N-th percentile */
-	uint32		optane_capacity;	/* pages, 0 = unlimited */
-	pg_atomic_uint64 epoch_reads;
-	uint64		epoch_no;		/* protected by place_lock */
-	double		threshold;		/* T for the current epoch */
-	bool		have_threshold;
-	uint32		scored_leaves;	/* leaves with a score last epoch */
-	float		score_min;
-	float		score_median;
-	float		score_max;
-	pg_atomic_uint64 migrations_up;
-	pg_atomic_uint64 migrations_down;
-	pg_atomic_uint64 random_quota;	/* rHyR-tree: leaves WMA would move */
 
 	HiTierCounters tiers[HI_NUM_TIERS];
 	pg_atomic_uint64 cache_hits;
@@ -267,6 +249,13 @@ typedef struct HiIndex
 	HiIndexShared *sh;
 	uint32		page_size;
 	const HiPageSource *pages;	/* where the index structure gets its pages */
+
+	/*
+	 * The current operation is maintenance (VACUUM, checks, inspection):
+	 * its page reads are not workload, placement policies do not count
+	 * them.  Set around the operation; cleared when the handle is opened.
+	 */
+	bool		maintenance;
 } HiIndex;
 
 /*

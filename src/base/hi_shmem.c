@@ -69,11 +69,6 @@ hi_shmem_startup(void)
 			LWLockInitialize(&sh->flush_lock, hi_shared->tranche_id);
 			LWLockInitialize(&sh->load_lock, hi_shared->tranche_id);
 			LWLockInitialize(&sh->ckpt_lock, hi_shared->tranche_id);
-			LWLockInitialize(&sh->place_lock, hi_shared->tranche_id);
-			pg_atomic_init_u64(&sh->epoch_reads, 0);
-			pg_atomic_init_u64(&sh->migrations_up, 0);
-			pg_atomic_init_u64(&sh->migrations_down, 0);
-			pg_atomic_init_u64(&sh->random_quota, 0);
 			pg_atomic_init_u32(&sh->nframes, 0);
 			pg_atomic_init_u32(&sh->slot_reads, 0);
 			pg_atomic_init_u64(&sh->split_count, 0);

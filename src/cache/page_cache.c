@@ -925,7 +925,7 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 			hi_cache_read_batch(idx, &pagenos[k], 1, &frames[k]);
 		}
 	}
-	if (hi_store_policy(idx->sh)->note_reads != NULL)
+	if (!idx->maintenance && hi_store_policy(idx->sh)->note_reads != NULL)
 	{
 		char	  **pages = palloc(sizeof(char *) * Max(n, 1));
 

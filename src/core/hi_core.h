@@ -97,6 +97,22 @@ extern void hi_stats_reset(HiIndexShared *sh);
 extern void hi_index_after_change(HiIndex *idx);
 extern HiIndexOptions *hi_index_options(Relation index);
 extern void hi_validate_tablespace_name(const char *value);
+
+/*
+ * VACUUM's restartable walk over an index's units (core/hi_vacuum_pass.c):
+ * collect lists them (tree_lock held, shared or exclusive) and returns how
+ * many; visit handles units [start, end) under tree_lock held exclusively;
+ * end_pass (optional) frees what collect made.
+ */
+typedef struct HiVacuumPass
+{
+	Size		(*collect) (HiIndex *idx, void *arg);
+	void		(*visit) (HiIndex *idx, void *arg, Size start, Size end);
+	void		(*end_pass) (HiIndex *idx, void *arg);
+} HiVacuumPass;
+
+extern void hi_vacuum_pass(HiIndex *idx, Size chunk, const HiVacuumPass *pass,
+						   void *arg);
 extern void hi_error_if_recovery(Relation index);
 
 #endif							/* HI_CORE_H */

@@ -214,6 +214,7 @@ make_handle(Relation index, HiIndexShared *sh)
 	idx->slotno = sh - hi_shared->indexes;
 	idx->generation = sh->generation;
 	idx->page_size = sh->meta.page_size;
+	idx->maintenance = false;
 	return idx;
 }
 
@@ -236,6 +237,7 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 	{
 		idx->rel = index;
 		idx->pages = pages;
+		idx->maintenance = false;
 		return idx;
 	}
 

@@ -143,81 +143,88 @@ reorganise(Grid *g)
 	}
 }
 
+/* What one VACUUM pass over the buckets keeps (hi_vacuum_pass) */
+typedef struct GridVacuum
+{
+	GridVacuumFn fn;
+	void	   *arg;
+	double	   *removed;
+	double	   *remaining;
+	VacBucket  *bs;
+	VacBucket  *low;			/* buckets under the merge threshold */
+	int			nlow;
+} GridVacuum;
+
+static Size
+vac_collect(HiIndex *idx, void *arg)
+{
+	GridVacuum *v = (GridVacuum *) arg;
+	int			nb;
+
+	v->bs = list_buckets(grid_open(idx), &nb);
+	*v->remaining = 0;
+	v->nlow = 0;
+	v->low = v->low ? repalloc(v->low, sizeof(VacBucket) * Max(nb, 1)) :
+		palloc(sizeof(VacBucket) * Max(nb, 1));
+	return (Size) nb;
+}
+
+static void
+vac_visit(HiIndex *idx, void *arg, Size start, Size end)
+{
+	GridVacuum *v = (GridVacuum *) arg;
+	Grid	   *g = grid_open(idx);
+	uint32		low_at = (uint32) g->gs->capacity * g->merge_pct / 100;
+	Size		i;
+
+	for (i = start; i < end; i++)
+	{
+		double		rm = 0,
+					rem = 0;
+
+		g->store->vacuum(g, v->bs[i].id, v->fn, v->arg, &rm, &rem);
+		*v->removed += rm;
+		*v->remaining += rem;
+		/* under the threshold, now or since an earlier VACUUM */
+		if (rem < low_at)
+			v->low[v->nlow++] = v->bs[i];
+	}
+	grid_after_change(g);
+	grid_note_applied(g);
+}
+
+static void
+vac_end_pass(HiIndex *idx, void *arg)
+{
+	GridVacuum *v = (GridVacuum *) arg;
+
+	pfree(v->bs);
+	v->bs = NULL;
+}
+
+static const HiVacuumPass grid_vacuum_pass = {vac_collect, vac_visit, vac_end_pass};
+
 void
 grid_bulk_delete(HiIndex *idx, GridVacuumFn fn, void *arg,
 				 double *removed, double *remaining)
 {
 	HiIndexShared *sh = idx->sh;
-	int			restarts = 0;
-	bool		hold = false;
-	VacBucket  *low = NULL;
-	int			nlow = 0;
+	GridVacuum	v;
 	Grid	   *g;
-	uint64		upto;
 	int			i;
 	int			pass;
 
 	*removed = 0;
-	for (;;)
-	{
-		VacBucket  *bs;
-		int			nb;
-		uint64		seen;
-		bool		restart = false;
-		int			start;
+	v.fn = fn;
+	v.arg = arg;
+	v.removed = removed;
+	v.remaining = remaining;
+	v.bs = NULL;
+	v.low = NULL;
+	v.nlow = 0;
+	/* returns with tree_lock held exclusively */
+	hi_vacuum_pass(idx, VACUUM_GROUP, &grid_vacuum_pass, &v);
 
-		LWLockAcquire(&sh->tree_lock, hold ? LW_EXCLUSIVE : LW_SHARED);
-		g = grid_open(idx);
-		seen = pg_atomic_read_u64(&sh->split_count);
-		bs = list_buckets(g, &nb);
-		if (!hold)
-			LWLockRelease(&sh->tree_lock);
-		*remaining = 0;
-		nlow = 0;
-		low = low ? repalloc(low, sizeof(VacBucket) * Max(nb, 1)) :
-			palloc(sizeof(VacBucket) * Max(nb, 1));
-
-		for (start = 0; start < nb && !restart; start += VACUUM_GROUP)
-		{
-			int			end = Min(nb, start + VACUUM_GROUP);
-			uint32		low_at = (uint32) g->gs->capacity * g->merge_pct / 100;
-
-			if (!hold)
-				LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
-			g = grid_open(idx);
-			if (pg_atomic_read_u64(&sh->split_count) != seen)
-			{
-				restart = true;
-				LWLockRelease(&sh->tree_lock);
-				break;
-			}
-			for (i = start; i < end; i++)
-			{
-				double		rm = 0,
-							rem = 0;
-
-				g->store->vacuum(g, bs[i].id, fn, arg, &rm, &rem);
-				*removed += rm;
-				*remaining += rem;
-				/* under the threshold, now or since an earlier VACUUM */
-				if (rem < low_at)
-					low[nlow++] = bs[i];
-			}
-			grid_after_change(g);
-			grid_note_applied(g);
-			if (!hold)
-				LWLockRelease(&sh->tree_lock);
-			vacuum_delay_point();
-		}
-		pfree(bs);
-		if (!restart)
-			break;
-		if (++restarts >= 3)
-			hold = true;
-	}
-
-	if (!hold)
-		LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
 	g = grid_open(idx);
 	/* the chains outside the grid */
 	if (g->gs->nulls != HI_INVALID_PAGE)
@@ -232,9 +239,9 @@ grid_bulk_delete(HiIndex *idx, GridVacuumFn fn, void *arg,
 	{
 		uint64		before = g->gs->cnt.merges + g->gs->cnt.dir_merges;
 
-		for (i = 0; i < nlow; i++)
+		for (i = 0; i < v.nlow; i++)
 		{
-			grid_try_merge(g, low[i].x, low[i].y);
+			grid_try_merge(g, v.low[i].x, v.low[i].y);
 			CHECK_FOR_INTERRUPTS();
 		}
 		if (g->gs->cnt.merges + g->gs->cnt.dir_merges == before)
@@ -246,13 +253,10 @@ grid_bulk_delete(HiIndex *idx, GridVacuumFn fn, void *arg,
 		CHECK_FOR_INTERRUPTS();
 
 	/* the heap reuses these TIDs as soon as we return */
-	LWLockAcquire(&sh->log_lock, LW_SHARED);
-	upto = sh->log_insert;
-	LWLockRelease(&sh->log_lock);
-	hi_log_flush(sh, upto);
+	hi_log_flush_inserted(sh);
 	grid_note_applied(g);
 	hi_index_after_change(idx);
 	LWLockRelease(&sh->tree_lock);
-	if (low)
-		pfree(low);
+	if (v.low)
+		pfree(v.low);
 }

@@ -169,6 +169,18 @@ hi_log_flush(HiIndexShared *sh, uint64 upto)
 	LWLockRelease(&sh->flush_lock);
 }
 
+/* Make every record appended so far durable */
+void
+hi_log_flush_inserted(HiIndexShared *sh)
+{
+	uint64		upto;
+
+	LWLockAcquire(&sh->log_lock, LW_SHARED);
+	upto = sh->log_insert;
+	LWLockRelease(&sh->log_lock);
+	hi_log_flush(sh, upto);
+}
+
 uint64
 hi_log_size(HiIndexShared *sh)
 {

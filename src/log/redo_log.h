@@ -30,6 +30,7 @@ struct HiLogRecord
 extern void hi_log_append(HiIndex *idx, uint8 type, TransactionId xid,
 						  HiKeyKind kind, const HiBox *box, ItemPointer tid);
 extern void hi_log_flush(HiIndexShared *sh, uint64 upto);
+extern void hi_log_flush_inserted(HiIndexShared *sh);
 extern void hi_log_reset(HiIndexShared *sh, uint64 base);
 extern uint64 hi_log_size(HiIndexShared *sh);
 

@@ -72,21 +72,53 @@ typedef struct NstEntry
 
 static HTAB *nst = NULL;
 
-/* maintenance reads (VACUUM, checks) are not workload: they do not count */
-bool		hi_place_suspended = false;
+/*
+ * Per-index state of the wma and random policies, one per registry slot,
+ * in shared memory of this module (reset by hi_place_configure).
+ */
+typedef struct WmaSlot
+{
+	LWLock		lock;			/* end-of-epoch processing */
+	int			epoch_size;		/* node reads per epoch */
+	int			wma_epochs;		/* t */
+	double		wma_threshold;	/* N-th percentile */
+	uint32		optane_capacity;	/* pages, 0 = unlimited */
+	pg_atomic_uint64 epoch_reads;
+	uint64		epoch_no;		/* protected by lock */
+	double		threshold;		/* T for the current epoch */
+	bool		have_threshold;
+	uint32		scored_leaves;	/* leaves with a score last epoch */
+	float		score_min;
+	float		score_median;
+	float		score_max;
+	pg_atomic_uint64 migrations_up;
+	pg_atomic_uint64 migrations_down;
+	pg_atomic_uint64 random_quota;	/* rHyR-tree: leaves WMA would move */
+} WmaSlot;
+
+static WmaSlot *wma_slots = NULL;
+
+static WmaSlot *
+wma_slot(HiIndexShared *sh)
+{
+	return &wma_slots[sh - hi_shared->indexes];
+}
+
 static LWLockPadded *nst_locks = NULL;
 
 Size
 hi_place_shmem_size(void)
 {
 	RequestNamedLWLockTranche("hybrid_index_nst", NST_PARTITIONS);
-	return hash_estimate_size(hi_score_table_entries, sizeof(NstEntry));
+	return add_size(hash_estimate_size(hi_score_table_entries, sizeof(NstEntry)),
+					mul_size(sizeof(WmaSlot), hi_max_indexes));
 }
 
 void
 hi_place_shmem_init(void)
 {
 	HASHCTL		info;
+	bool		found;
 
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(NstKey);
@@ -96,6 +128,25 @@ hi_place_shmem_init(void)
 						hi_score_table_entries, &info,
 						HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
 	nst_locks = GetNamedLWLockTranche("hybrid_index_nst");
+
+	wma_slots = ShmemInitStruct("hybrid_index placement", sizeof(WmaSlot) * hi_max_indexes,
+								&found);
+	if (!found)
+	{
+		int			i;
+
+		memset(wma_slots, 0, sizeof(WmaSlot) * hi_max_indexes);
+		for (i = 0; i < hi_max_indexes; i++)
+		{
+			WmaSlot    *w = &wma_slots[i];
+
+			LWLockInitialize(&w->lock, hi_shared->tranche_id);
+			pg_atomic_init_u64(&w->epoch_reads, 0);
+			pg_atomic_init_u64(&w->migrations_up, 0);
+			pg_atomic_init_u64(&w->migrations_down, 0);
+			pg_atomic_init_u64(&w->random_quota, 0);
+		}
+	}
 }
 
 static LWLock *
@@ -117,22 +168,23 @@ hi_place_configure(HiIndexShared *sh, Relation index)
 {
 	HiIndexOptions *opts = hi_index_options(index);
 	uint32		page_size = sh->meta.page_size ? sh->meta.page_size : HI_PAGE_SIZE_DEFAULT;
+	WmaSlot    *w = wma_slot(sh);
 
-	sh->epoch_size = (opts && opts->epoch_size > 0) ? opts->epoch_size : hi_epoch_size;
-	sh->wma_epochs = (opts && opts->wma_epochs > 0) ? opts->wma_epochs : hi_wma_epochs;
-	sh->wma_threshold = (opts && opts->wma_threshold > 0) ? opts->wma_threshold :
+	w->epoch_size = (opts && opts->epoch_size > 0) ? opts->epoch_size : hi_epoch_size;
+	w->wma_epochs = (opts && opts->wma_epochs > 0) ? opts->wma_epochs : hi_wma_epochs;
+	w->wma_threshold = (opts && opts->wma_threshold > 0) ? opts->wma_threshold :
 		hi_wma_threshold;
-	sh->optane_capacity = (opts && opts->optane_capacity > 0) ?
+	w->optane_capacity = (opts && opts->optane_capacity > 0) ?
 		(uint32) Max(1, (int64) opts->optane_capacity * 1024 / page_size) : 0;
-	pg_atomic_write_u64(&sh->epoch_reads, 0);
-	pg_atomic_write_u64(&sh->migrations_up, 0);
-	pg_atomic_write_u64(&sh->migrations_down, 0);
-	pg_atomic_write_u64(&sh->random_quota, 0);
-	sh->epoch_no = 0;
-	sh->threshold = 0;
-	sh->have_threshold = false;
-	sh->scored_leaves = 0;
-	sh->score_min = sh->score_median = sh->score_max = 0;
+	pg_atomic_write_u64(&w->epoch_reads, 0);
+	pg_atomic_write_u64(&w->migrations_up, 0);
+	pg_atomic_write_u64(&w->migrations_down, 0);
+	pg_atomic_write_u64(&w->random_quota, 0);
+	w->epoch_no = 0;
+	w->threshold = 0;
+	w->have_threshold = false;
+	w->scored_leaves = 0;
+	w->score_min = w->score_median = w->score_max = 0;
 }
 
 static NstEntry *
@@ -220,6 +272,7 @@ count_leaves(HiIndexShared *sh)
 static void
 reclaim(HiIndexShared *sh, int slotno)
 {
+	WmaSlot    *w = wma_slot(sh);
 	Size		n;
 	uint32	   *leaves;
 	uint64		pages[HI_NUM_TIERS];
@@ -229,12 +282,12 @@ reclaim(HiIndexShared *sh, int slotno)
 	uint32	   *victims;
 	int			nv = 0;
 
-	if (sh->optane_capacity == 0)
+	if (w->optane_capacity == 0)
 		return;
 	hi_pt_count(sh, pages);
-	if (pages[HI_TIER_OPTANE] < sh->optane_capacity)
+	if (pages[HI_TIER_OPTANE] < w->optane_capacity)
 		return;
-	excess = (int64) pages[HI_TIER_OPTANE] - (int64) (sh->optane_capacity * 9 / 10);
+	excess = (int64) pages[HI_TIER_OPTANE] - (int64) (w->optane_capacity * 9 / 10);
 	leaves = hi_pt_collect(sh, HI_TIER_OPTANE, true, &n);
 	c = palloc(sizeof(Cand) * Max(n, 1));
 	for (i = 0; i < n; i++)
@@ -247,12 +300,12 @@ reclaim(HiIndexShared *sh, int slotno)
 	for (i = 0; i < n && nv < excess; i++)
 	{
 		/* hot leaves stay even over capacity */
-		if (sh->have_threshold && c[i].score > sh->threshold)
+		if (w->have_threshold && c[i].score > w->threshold)
 			break;
 		victims[nv++] = c[i].pageno;
 	}
 	if (nv > 0)
-		pg_atomic_fetch_add_u64(&sh->migrations_down,
+		pg_atomic_fetch_add_u64(&w->migrations_down,
 								hi_tier_move(sh, victims, nv, HI_TIER_FLASH));
 	pfree(leaves);
 	pfree(c);
@@ -263,7 +316,8 @@ reclaim(HiIndexShared *sh, int slotno)
 static void
 promote_random(HiIndexShared *sh)
 {
-	uint64		quota = pg_atomic_exchange_u64(&sh->random_quota, 0);
+	WmaSlot    *w = wma_slot(sh);
+	uint64		quota = pg_atomic_exchange_u64(&w->random_quota, 0);
 	Size		n;
 	uint32	   *leaves;
 	uint32	   *pick;
@@ -274,11 +328,11 @@ promote_random(HiIndexShared *sh)
 	if (quota == 0)
 		return;
 	hi_pt_count(sh, pages);
-	if (sh->optane_capacity > 0)
+	if (w->optane_capacity > 0)
 	{
-		if (pages[HI_TIER_OPTANE] >= sh->optane_capacity)
+		if (pages[HI_TIER_OPTANE] >= w->optane_capacity)
 			return;
-		quota = Min(quota, sh->optane_capacity - pages[HI_TIER_OPTANE]);
+		quota = Min(quota, w->optane_capacity - pages[HI_TIER_OPTANE]);
 	}
 	leaves = hi_pt_collect(sh, HI_TIER_FLASH, true, &n);
 	pick = palloc(sizeof(uint32) * Max(Min(quota, n), 1));
@@ -293,7 +347,7 @@ promote_random(HiIndexShared *sh)
 		pick[np++] = leaves[i];
 	}
 	if (np > 0)
-		pg_atomic_fetch_add_u64(&sh->migrations_up, hi_tier_move(sh, pick, np, HI_TIER_OPTANE));
+		pg_atomic_fetch_add_u64(&w->migrations_up, hi_tier_move(sh, pick, np, HI_TIER_OPTANE));
 	pfree(leaves);
 	pfree(pick);
 }
@@ -305,15 +359,16 @@ promote_random(HiIndexShared *sh)
 static void
 epoch_end(HiIndexShared *sh, int slotno)
 {
+	WmaSlot    *w = wma_slot(sh);
 	HASH_SEQ_STATUS seq;
 	NstEntry   *e;
 	float	   *scores;
 	Size		nscores = 0;
 	Size		maxscores = 1024;
-	int			t = Max(1, Min(sh->wma_epochs, HI_WMA_MAX_EPOCHS));
+	int			t = Max(1, Min(w->wma_epochs, HI_WMA_MAX_EPOCHS));
 	int			p;
 
-	if (!LWLockConditionalAcquire(&sh->place_lock, LW_EXCLUSIVE))
+	if (!LWLockConditionalAcquire(&w->lock, LW_EXCLUSIVE))
 		return;					/* somebody else is closing the epoch */
 
 	scores = palloc(sizeof(float) * maxscores);
@@ -369,18 +424,18 @@ epoch_end(HiIndexShared *sh, int slotno)
 		 * table of all leaves: leaves not read in the last t epochs score 0.
 		 */
 		qsort(scores, nscores, sizeof(float), cmp_float);
-		rank = (Size) ceil(sh->wma_threshold / 100.0 * total);	/* nearest rank */
+		rank = (Size) ceil(w->wma_threshold / 100.0 * total);	/* nearest rank */
 		rank = Max(rank, 1);
-		sh->threshold = rank <= nzero ? 0 : scores[Min(rank - nzero, nscores) - 1];
-		sh->have_threshold = true;
-		sh->score_min = nzero > 0 ? 0 : scores[0];
-		sh->score_median = total / 2 < nzero ? 0 : scores[Min(total / 2 - nzero, nscores - 1)];
-		sh->score_max = scores[nscores - 1];
+		w->threshold = rank <= nzero ? 0 : scores[Min(rank - nzero, nscores) - 1];
+		w->have_threshold = true;
+		w->score_min = nzero > 0 ? 0 : scores[0];
+		w->score_median = total / 2 < nzero ? 0 : scores[Min(total / 2 - nzero, nscores - 1)];
+		w->score_max = scores[nscores - 1];
 	}
 	else
-		sh->have_threshold = false;
-	sh->scored_leaves = nscores;
-	sh->epoch_no++;
+		w->have_threshold = false;
+	w->scored_leaves = nscores;
+	w->epoch_no++;
 	pfree(scores);
 
 	PG_TRY();
@@ -391,7 +446,7 @@ epoch_end(HiIndexShared *sh, int slotno)
 	}
 	PG_FINALLY();
 	{
-		LWLockRelease(&sh->place_lock);
+		LWLockRelease(&w->lock);
 	}
 	PG_END_TRY();
 }
@@ -404,10 +459,11 @@ void
 hi_place_note_reads(HiIndexShared *sh, int slotno, const uint32 *pagenos,
 					char *const *pages, int n)
 {
+	WmaSlot    *w = wma_slot(sh);
 	uint64		before;
 	int			i;
 
-	if (!tracks_leaves(sh) || nst == NULL || n == 0 || hi_place_suspended)
+	if (!tracks_leaves(sh) || nst == NULL || n == 0)
 		return;
 	for (i = 0; i < n; i++)
 	{
@@ -436,29 +492,31 @@ hi_place_note_reads(HiIndexShared *sh, int slotno, const uint32 *pagenos,
 		}
 		LWLockRelease(nst_lock(hash));
 	}
-	before = pg_atomic_fetch_add_u64(&sh->epoch_reads, n);
-	if (sh->epoch_size > 0 &&
-		before / sh->epoch_size != (before + n) / sh->epoch_size)
+	before = pg_atomic_fetch_add_u64(&w->epoch_reads, n);
+	if (w->epoch_size > 0 &&
+		before / w->epoch_size != (before + n) / w->epoch_size)
 		epoch_end(sh, slotno);
 }
 
 static bool
 fast_tier_has_room(HiIndexShared *sh)
 {
+	WmaSlot    *w = wma_slot(sh);
 	uint64		pages[HI_NUM_TIERS];
 
-	if (sh->optane_capacity == 0)
+	if (w->optane_capacity == 0)
 		return true;
 	hi_pt_count(sh, pages);
-	return pages[HI_TIER_OPTANE] < sh->optane_capacity;
+	return pages[HI_TIER_OPTANE] < w->optane_capacity;
 }
 
 /* Would WMA move this flash leaf to the fast tier now? */
 static bool
 wma_wants(HiIndexShared *sh, int slotno, uint32 pageno)
 {
-	return sh->have_threshold &&
-		hi_place_score(sh, slotno, pageno) > sh->threshold &&
+	WmaSlot    *w = wma_slot(sh);
+	return w->have_threshold &&
+		hi_place_score(sh, slotno, pageno) > w->threshold &&
 		fast_tier_has_room(sh);
 }
 
@@ -471,11 +529,12 @@ wma_wants(HiIndexShared *sh, int slotno, uint32 pageno)
 static void
 count_for_random(HiIndexShared *sh, int slotno, uint32 pageno)
 {
+	WmaSlot    *w = wma_slot(sh);
 	NstKey		key;
 	uint32		hash;
 	NstEntry   *e;
 
-	if (!sh->have_threshold)
+	if (!w->have_threshold)
 		return;
 	key.slotno = slotno;
 	key.generation = sh->generation;
@@ -483,10 +542,10 @@ count_for_random(HiIndexShared *sh, int slotno, uint32 pageno)
 	hash = get_hash_value(nst, &key);
 	LWLockAcquire(nst_lock(hash), LW_EXCLUSIVE);
 	e = lookup(&key, hash);
-	if (e && !e->counted && e->score > sh->threshold)
+	if (e && !e->counted && e->score > w->threshold)
 	{
 		e->counted = true;
-		pg_atomic_fetch_add_u64(&sh->random_quota, 1);
+		pg_atomic_fetch_add_u64(&w->random_quota, 1);
 	}
 	LWLockRelease(nst_lock(hash));
 }
@@ -498,6 +557,7 @@ count_for_random(HiIndexShared *sh, int slotno, uint32 pageno)
 int
 hi_place_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_pte)
 {
+	WmaSlot    *w = wma_slot(sh);
 	const HiPageHeader *h = (const HiPageHeader *) page;
 	bool		leaf = h->level == 0;
 	bool		on_fast = HI_PTE_MAPPED(old_pte) && HI_PTE_TIER(old_pte) == HI_TIER_OPTANE;
@@ -521,7 +581,7 @@ hi_place_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_
 			if (!(h->flags & HI_PAGE_FLAG_NULLS) && HI_PTE_MAPPED(old_pte) &&
 				wma_wants(sh, slotno, h->pageno))
 			{
-				pg_atomic_fetch_add_u64(&sh->migrations_up, 1);
+				pg_atomic_fetch_add_u64(&w->migrations_up, 1);
 				return HI_TIER_OPTANE;
 			}
 			return HI_TIER_FLASH;
@@ -580,6 +640,7 @@ hi_place_forget(int slotno, uint32 generation)
 char *
 hi_place_json(HiIndexShared *sh)
 {
+	WmaSlot    *w = wma_slot(sh);
 	StringInfoData buf;
 	Size		nleaves[HI_NUM_TIERS];
 	int			t;
@@ -598,20 +659,20 @@ hi_place_json(HiIndexShared *sh)
 					 "\"wma_epochs\": %d, \"wma_threshold\": %g, "
 					 "\"optane_capacity_pages\": %u, ",
 					 nleaves[HI_TIER_FLASH], nleaves[HI_TIER_OPTANE],
-					 (unsigned long long) pg_atomic_read_u64(&sh->migrations_up),
-					 (unsigned long long) pg_atomic_read_u64(&sh->migrations_down),
-					 (unsigned long long) sh->epoch_no, sh->epoch_size,
-					 (unsigned long long) pg_atomic_read_u64(&sh->epoch_reads),
-					 sh->wma_epochs, sh->wma_threshold, sh->optane_capacity);
-	if (sh->have_threshold)
+					 (unsigned long long) pg_atomic_read_u64(&w->migrations_up),
+					 (unsigned long long) pg_atomic_read_u64(&w->migrations_down),
+					 (unsigned long long) w->epoch_no, w->epoch_size,
+					 (unsigned long long) pg_atomic_read_u64(&w->epoch_reads),
+					 w->wma_epochs, w->wma_threshold, w->optane_capacity);
+	if (w->have_threshold)
 		appendStringInfo(&buf,
 						 "\"threshold\": %g, \"scored_leaves\": %u, "
 						 "\"score_min\": %g, \"score_median\": %g, \"score_max\": %g}",
-						 sh->threshold, sh->scored_leaves, sh->score_min,
-						 sh->score_median, sh->score_max);
+						 w->threshold, w->scored_leaves, w->score_min,
+						 w->score_median, w->score_max);
 	else
 		appendStringInfo(&buf, "\"threshold\": null, \"scored_leaves\": %u}",
-						 sh->scored_leaves);
+						 w->scored_leaves);
 	return buf.data;
 }
 

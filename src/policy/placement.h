@@ -23,7 +23,6 @@ extern int	hi_place_write_tier(HiIndexShared *sh, int slotno, const char *page,
 extern bool hi_place_migrate_clean(HiIndexShared *sh, int slotno, const char *page,
 								   uint32 pte);
 extern void hi_place_forget(int slotno, uint32 generation);
-extern bool hi_place_suspended;
 extern double hi_place_score(HiIndexShared *sh, int slotno, uint32 pageno);
 extern char *hi_place_json(HiIndexShared *sh);
 

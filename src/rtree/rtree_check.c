@@ -54,7 +54,6 @@ rt_check(HiIndex *idx)
 	uint32		npages_seen = 0;
 
 	LWLockAcquire(&sh->tree_lock, LW_SHARED);
-	hi_place_suspended = true;
 	seen = palloc0(Max(meta->npages, 1));
 	cur = palloc(sizeof(uint32));
 	curbox = palloc(sizeof(HiBox));
@@ -162,7 +161,6 @@ rt_check(HiIndex *idx)
 		CHECK_FAIL("%u of %u pages are reachable.", npages_seen, meta->npages);
 
 	hi_pt_check(sh);
-	hi_place_suspended = false;
 	LWLockRelease(&sh->tree_lock);
 	pfree(seen);
 }
@@ -196,7 +194,6 @@ rt_inspect_json(HiIndex *idx)
 
 	initStringInfo(&buf);
 	LWLockAcquire(&sh->tree_lock, LW_SHARED);
-	hi_place_suspended = true;
 	appendStringInfo(&buf,
 					 "{\"am\": \"%s\", \"page_size\": %u, \"placement\": \"%s\", "
 					 "\"height\": %u, \"entries\": %llu, \"null_entries\": %llu, "
@@ -265,7 +262,6 @@ rt_inspect_json(HiIndex *idx)
 										sh->spcoid[HI_TIER_FLASH], sh->relnumber, "log"),
 			  &first);
 	appendStringInfo(&buf, "], \"placement_state\": %s}", hi_place_json(sh));
-	hi_place_suspended = false;
 	LWLockRelease(&sh->tree_lock);
 	return buf.data;
 }
@@ -282,7 +278,6 @@ rt_pages(HiIndex *idx, Size *nout)
 	int			level;
 
 	LWLockAcquire(&sh->tree_lock, LW_SHARED);
-	hi_place_suspended = true;
 	out = palloc_extended(sizeof(HiPageInfo) * Max(sh->meta.npages, 1), MCXT_ALLOC_HUGE);
 	cur = palloc(sizeof(uint32));
 	cur[0] = sh->meta.root;
@@ -320,7 +315,6 @@ rt_pages(HiIndex *idx, Size *nout)
 		cur = next;
 		ncur = nnext;
 	}
-	hi_place_suspended = false;
 	LWLockRelease(&sh->tree_lock);
 	*nout = o;
 	return out;

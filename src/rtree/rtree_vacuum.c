@@ -59,9 +59,9 @@ vacuum_page(HiIndex *idx, HiFrame f, IndexBulkDeleteCallback callback,
 	return removed;
 }
 
-/* Logical ids of every leaf, read under tree_lock in shared mode */
+/* Logical ids of every leaf (tree_lock held) */
 static uint32 *
-collect_leaves(HiIndex *idx, Size *nleaves, uint64 *split_seen, bool locked)
+collect_leaves(HiIndex *idx, Size *nleaves)
 {
 	HiIndexShared *sh = idx->sh;
 	uint32	   *cur;
@@ -70,9 +70,6 @@ collect_leaves(HiIndex *idx, Size *nleaves, uint64 *split_seen, bool locked)
 	int			chunk = rt_batch_limit(idx);
 	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
 
-	if (!locked)
-		LWLockAcquire(&sh->tree_lock, LW_SHARED);
-	*split_seen = pg_atomic_read_u64(&sh->split_count);
 	cur = palloc(sizeof(uint32));
 	cur[0] = sh->meta.root;
 	for (level = sh->meta.height - 1; level > 0; level--)
@@ -103,12 +100,59 @@ collect_leaves(HiIndex *idx, Size *nleaves, uint64 *split_seen, bool locked)
 		cur = next;
 		ncur = nnext;
 	}
-	if (!locked)
-		LWLockRelease(&sh->tree_lock);
 	pfree(frames);
 	*nleaves = ncur;
 	return cur;
 }
+
+/* What one VACUUM pass over the leaves keeps (hi_vacuum_pass) */
+typedef struct RtVacuum
+{
+	IndexBulkDeleteCallback callback;
+	void	   *cb_state;
+	double	   *removed;
+	double	   *remaining;
+	HiFrame    *frames;
+	uint32	   *leaves;
+} RtVacuum;
+
+static Size
+vac_collect(HiIndex *idx, void *arg)
+{
+	RtVacuum   *v = (RtVacuum *) arg;
+	Size		n;
+
+	v->leaves = collect_leaves(idx, &n);
+	*v->remaining = 0;
+	return n;
+}
+
+static void
+vac_visit(HiIndex *idx, void *arg, Size start, Size end)
+{
+	RtVacuum   *v = (RtVacuum *) arg;
+	int			n = (int) (end - start);
+	int			i;
+
+	rt_read_batch(idx, v->leaves + start, n, v->frames);
+	for (i = 0; i < n; i++)
+	{
+		*v->removed += vacuum_page(idx, v->frames[i], v->callback, v->cb_state,
+								   v->remaining, &idx->sh->meta.nentries);
+		rt_release(idx, v->frames[i]);
+	}
+}
+
+static void
+vac_end_pass(HiIndex *idx, void *arg)
+{
+	RtVacuum   *v = (RtVacuum *) arg;
+
+	pfree(v->leaves);
+	v->leaves = NULL;
+}
+
+static const HiVacuumPass rt_vacuum_pass = {vac_collect, vac_visit, vac_end_pass};
 
 /*
  * VACUUM: remove the entries whose heap tuples are dead.  Leaves are
@@ -125,63 +169,20 @@ rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
 	HiIndexShared *sh = idx->sh;
 	HiMeta	   *meta = &sh->meta;
 	int			chunk = rt_batch_limit(idx);
-	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
+	RtVacuum	v;
 	uint32		pageno;
 	int			removed;
-	uint64		upto;
-	int			restarts = 0;
-	bool		hold = false;
 
 	*tuples_removed = 0;
-	hi_place_suspended = true;
+	v.callback = callback;
+	v.cb_state = cb_state;
+	v.removed = tuples_removed;
+	v.remaining = tuples_remaining;
+	v.frames = palloc(sizeof(HiFrame) * chunk);
+	v.leaves = NULL;
+	/* returns with tree_lock held exclusively */
+	hi_vacuum_pass(idx, chunk, &rt_vacuum_pass, &v);
 
-	for (;;)
-	{
-		Size		nleaves;
-		uint64		split_seen;
-		uint32	   *leaves;
-		Size		start;
-		bool		restart = false;
-
-		/* the last resort: one pass under the lock, nothing can move */
-		if (hold)
-			LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
-		leaves = collect_leaves(idx, &nleaves, &split_seen, hold);
-		*tuples_remaining = 0;
-		for (start = 0; start < nleaves && !restart; start += chunk)
-		{
-			int			n = (int) Min((Size) chunk, nleaves - start);
-			int			i;
-
-			if (!hold)
-				LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
-			if (pg_atomic_read_u64(&sh->split_count) != split_seen)
-			{
-				restart = true;
-				LWLockRelease(&sh->tree_lock);
-				break;
-			}
-			rt_read_batch(idx, leaves + start, n, frames);
-			for (i = 0; i < n; i++)
-			{
-				removed = vacuum_page(idx, frames[i], callback, cb_state,
-									  tuples_remaining, &meta->nentries);
-				*tuples_removed += removed;
-				rt_release(idx, frames[i]);
-			}
-			if (!hold)
-				LWLockRelease(&sh->tree_lock);
-			vacuum_delay_point();
-		}
-		pfree(leaves);
-		if (!restart)
-			break;
-		if (++restarts >= 3)
-			hold = true;
-	}
-
-	if (!hold)
-		LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
 	pageno = meta->null_head;
 	while (pageno != HI_INVALID_PAGE)
 	{
@@ -195,14 +196,10 @@ rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state,
 	}
 
 	/* the heap reuses these TIDs as soon as we return */
-	LWLockAcquire(&sh->log_lock, LW_SHARED);
-	upto = sh->log_insert;
-	LWLockRelease(&sh->log_lock);
-	hi_log_flush(sh, upto);
+	hi_log_flush_inserted(sh);
 	hi_index_after_change(idx);
 	LWLockRelease(&sh->tree_lock);
-	hi_place_suspended = false;
-	pfree(frames);
+	pfree(v.frames);
 }
 
 /* Remove one entry in the null list; false if not found */

@@ -52,8 +52,6 @@ int			LLVMFuzzerInitialize(int *argc, char ***argv);
 #define MAX_FRAMES	4096
 
 /* What the code under test would get from other layers */
-bool		hi_place_suspended = false;
-
 static const HiAmOps fuzz_ops = {
 	.name = "hyrtree",
 	.kind = HI_AM_HYRTREE,
@@ -244,7 +242,6 @@ run_check(HiIndex *idx, const char *what)
 		}
 	}
 	PG_END_TRY();
-	hi_place_suspended = false;
 	return ok;
 }
 
@@ -267,7 +264,6 @@ run_consumers(HiIndex *idx)
 		}
 	}
 	PG_END_TRY();
-	hi_place_suspended = false;
 }
 
 int
