@@ -276,7 +276,7 @@ BEGIN
 	END IF;
 	IF hybrid_index_bench.is_hybrid_am((SELECT a.amname FROM pg_catalog.pg_class c
 										JOIN pg_catalog.pg_am a ON a.oid = c.relam WHERE c.oid = idx)) THEN
-		PERFORM @extschema@.hybrid_index_checkpoint(idx);
+		PERFORM hybrid_index_bench._checkpoint(idx);
 	END IF;
 	RETURN true;
 END $$;

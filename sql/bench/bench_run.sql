@@ -56,7 +56,7 @@ BEGIN
 		IF p_ours THEN
 			r := r || jsonb_build_object('tiers',
 				(SELECT jsonb_object_agg(s.tier, to_jsonb(s) - 'tier')
-				 FROM @extschema@.hybrid_index_stats(idx) s));
+				 FROM hybrid_index_bench._stats(idx) s));
 		END IF;
 	END IF;
 	RETURN r;
@@ -192,7 +192,7 @@ BEGIN
 						  ELSE 0 END,
 		'state', ctx_state, 'old_settings', old, 'notes', notes, 'started_at', now());
 	IF ours AND idx IS NOT NULL AND (p_inspect = 'both' OR (p_inspect = 'auto' AND p_mode = 'warm')) THEN
-		ctx := ctx || jsonb_build_object('inspect_before', @extschema@.hybrid_index_inspect(idx));
+		ctx := ctx || jsonb_build_object('inspect_before', hybrid_index_bench._inspect(idx));
 	END IF;
 	IF hybrid_index_bench._is_query_kind(wl.kind)
 	   AND coalesce((wl.params->>'warmup')::boolean, p_mode = 'warm') THEN
@@ -260,9 +260,9 @@ BEGIN
 		sql := CASE kind
 			WHEN 'range' THEN format('SELECT count(*), sum(id) FROM %s WHERE geom && $1', tbl)
 			-- probes: the index alone; no ids, so no checksum
-			WHEN 'range_probe' THEN 'SELECT @extschema@.hybrid_index_probe($3, $1, ''&&''), 0'
-			WHEN 'knn_probe' THEN 'SELECT @extschema@.hybrid_index_probe_knn($3, $1, $2), 0'
-			WHEN 'point_probe' THEN 'SELECT @extschema@.hybrid_index_probe($3, $1, ''~=''), 0'
+			WHEN 'range_probe' THEN 'SELECT hybrid_index_bench._probe($3, $1, ''&&''), 0'
+			WHEN 'knn_probe' THEN 'SELECT hybrid_index_bench._probe_knn($3, $1, $2), 0'
+			WHEN 'point_probe' THEN 'SELECT hybrid_index_bench._probe($3, $1, ''~=''), 0'
 			WHEN 'knn' THEN format('SELECT count(*), sum(id) FROM (SELECT id FROM %s '
 								   'ORDER BY geom <-> $1 LIMIT $2) s', tbl)
 			ELSE format('SELECT count(*), sum(id) FROM %s WHERE geom %s ANY($1)', tbl,
@@ -307,9 +307,9 @@ BEGIN
 		IF coalesce((params->>'probe')::boolean, false) THEN
 			-- params.probe: the searches on the index alone (no heap, no checksum)
 			sql := CASE search
-				WHEN 'knn' THEN 'SELECT @extschema@.hybrid_index_probe_knn($2, $1, 10), 0'
-				WHEN 'point' THEN 'SELECT @extschema@.hybrid_index_probe($2, $1, ''~=''), 0'
-				WHEN 'range' THEN 'SELECT @extschema@.hybrid_index_probe($2, $1, ''&&''), 0'
+				WHEN 'knn' THEN 'SELECT hybrid_index_bench._probe_knn($2, $1, 10), 0'
+				WHEN 'point' THEN 'SELECT hybrid_index_bench._probe($2, $1, ''~=''), 0'
+				WHEN 'range' THEN 'SELECT hybrid_index_bench._probe($2, $1, ''&&''), 0'
 				ELSE NULL END;
 		ELSE
 			sql := CASE search
@@ -415,9 +415,9 @@ BEGIN
 	END IF;
 	IF ours AND idx IS NOT NULL THEN
 		IF ctx->>'inspect' <> 'none' THEN
-			ins := @extschema@.hybrid_index_inspect(idx);
+			ins := hybrid_index_bench._inspect(idx);
 		END IF;
-		SELECT jsonb_object_agg(f.kind, f.bytes) INTO files FROM @extschema@.hybrid_index_files(idx) f;
+		SELECT jsonb_object_agg(f.kind, f.bytes) INTO files FROM hybrid_index_bench._files(idx) f;
 	END IF;
 	IF hybrid_index_bench._is_query_kind(kind) THEN
 		SELECT p.plan, p.uses_index INTO plan_txt, plan_idx FROM hybrid_index_bench._plan(ctx) p;
