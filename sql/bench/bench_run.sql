@@ -29,7 +29,7 @@ BEGIN
 	RETURN coalesce(p_params->>'op', '&&');
 END $$;
 
-CREATE FUNCTION hybrid_index_bench._count_rows(p_table text) RETURNS bigint
+CREATE FUNCTION hybrid_index_bench._count_rows(p_table regclass) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
 	n bigint;
@@ -39,11 +39,11 @@ BEGIN
 END $$;
 
 -- Counters of this backend and of the index at one moment
-CREATE FUNCTION hybrid_index_bench._sample(p_table regclass, p_index text, p_ours boolean)
+CREATE FUNCTION hybrid_index_bench._sample(p_table regclass, p_index regclass, p_ours boolean)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-	idx regclass := to_regclass(p_index);
+	idx regclass := p_index;
 	r jsonb;
 BEGIN
 	r := jsonb_build_object('t', clock_timestamp(), 'proc', hybrid_index_bench._proc_sample(),
@@ -184,7 +184,7 @@ BEGIN
 		'insert_rows', insert_rows,
 		-- a kept mix continues after the rows earlier runs inserted
 		'mix_skip', CASE WHEN wl.kind = 'mix' AND ctx_state = 'modified'
-						 THEN hybrid_index_bench._count_rows(format('%I.%I', sch, inst.table_name)) - ds.n_rows
+						 THEN hybrid_index_bench._count_rows(format('%I.%I', sch, inst.table_name)::regclass) - ds.n_rows
 						 ELSE 0 END,
 		-- inserted rows get ids above the dataset's: 10^12 x (1 + sources inserted before)
 		'id_offset', CASE WHEN wl.kind IN ('insert', 'mix')
@@ -209,7 +209,7 @@ RETURNS hybrid_index_bench.measure_result
 LANGUAGE plpgsql AS $$
 DECLARE
 	kind text := ctx->>'kind';
-	tbl text := ctx->>'table';
+	tbl regclass := (ctx->>'table')::regclass;
 	params jsonb := ctx->'params';
 	lim bigint := (params->>'limit')::bigint;
 	res hybrid_index_bench.measure_result := (0, 0, 0, '{}');
@@ -240,7 +240,7 @@ BEGIN
 		IF coalesce((params->>'per_row')::boolean, kind = 'insert') THEN
 			ins := format('INSERT INTO %s (id, geom) VALUES ($1, $2)', tbl);
 			FOR q IN EXECUTE format('SELECT id, geom FROM %s WHERE id BETWEEN $1 AND $2 ORDER BY id',
-									ctx->>'source_table') USING lo, hi LOOP
+									(ctx->>'source_table')::regclass) USING lo, hi LOOP
 				t := clock_timestamp();
 				EXECUTE ins USING q.id + off, q.geom;
 				res.ops := res.ops + 1;
@@ -248,7 +248,7 @@ BEGIN
 			END LOOP;
 		ELSE
 			EXECUTE format('INSERT INTO %s (id, geom) SELECT id + $3, geom FROM %s '
-						   'WHERE id BETWEEN $1 AND $2 ORDER BY id', tbl, ctx->>'source_table')
+						   'WHERE id BETWEEN $1 AND $2 ORDER BY id', tbl, (ctx->>'source_table')::regclass)
 				USING lo, hi, off;
 			GET DIAGNOSTICS n = ROW_COUNT;
 			res.ops := n;
@@ -296,7 +296,7 @@ BEGIN
 		nq := coalesce(array_length(qg, 1), 0);
 		n := coalesce((params->>'ops')::bigint, nq);
 		EXECUTE format('SELECT array_agg(geom ORDER BY id) FROM %s WHERE id > $2 AND id <= $1 + $2',
-					   ctx->>'source_table') INTO ig USING ceil(n * ratio)::bigint, skip;
+					   (ctx->>'source_table')::regclass) INTO ig USING ceil(n * ratio)::bigint, skip;
 		IF ceil(n * ratio) > coalesce(array_length(ig, 1), 0) THEN
 			RAISE EXCEPTION 'mix "%" needs % rows of "%" after the % used before; it has %',
 				ctx->>'workload', ceil(n * ratio), ctx->>'source', skip, coalesce(array_length(ig, 1), 0);
@@ -346,7 +346,7 @@ CREATE FUNCTION hybrid_index_bench._plan(ctx jsonb, OUT plan text, OUT uses_inde
 LANGUAGE plpgsql AS $$
 DECLARE
 	kind text := ctx->>'kind';
-	tbl text := ctx->>'table';
+	tbl regclass := (ctx->>'table')::regclass;
 	q record;
 	p json;
 BEGIN
@@ -394,7 +394,7 @@ DECLARE
 	kind text := ctx->>'kind';
 	ours boolean := (ctx->>'ours')::boolean;
 	idx regclass := to_regclass(ctx->>'index');
-	after jsonb := hybrid_index_bench._sample((ctx->>'table')::regclass, ctx->>'index', ours);
+	after jsonb := hybrid_index_bench._sample((ctx->>'table')::regclass, to_regclass(ctx->>'index'), ours);
 	b jsonb := p_before;
 	ins jsonb;
 	ins0 jsonb := ctx->'inspect_before';
@@ -427,7 +427,7 @@ BEGIN
 	INTO lat_p50, lat_p95, lat_max FROM unnest(res.latencies) x;
 	-- count(id), not count(*): a forced index-only scan of count(*) fails on
 	-- hyrtree and crashes on PostGIS SP-GiST (see bench/README.md)
-	EXECUTE format('SELECT count(id) FROM %s', ctx->>'table') INTO nrows;
+	EXECUTE format('SELECT count(id) FROM %s', (ctx->>'table')::regclass) INTO nrows;
 
 	new_state := CASE kind WHEN 'build_insert' THEN 'base'
 						   WHEN 'insert' THEN (ctx->>'state') || '+' || (ctx->>'source')
@@ -547,7 +547,8 @@ BEGIN
 	END IF;
 	ctx := hybrid_index_bench._begin(p_run_name, p_config, p_dataset, p_workload, p_rep, p_mode,
 									 p_notes, p_strict, p_inspect);
-	b := hybrid_index_bench._sample((ctx->>'table')::regclass, ctx->>'index', (ctx->>'ours')::boolean);
+	b := hybrid_index_bench._sample((ctx->>'table')::regclass, to_regclass(ctx->>'index'),
+									(ctx->>'ours')::boolean);
 	t0 := clock_timestamp();
 	res := hybrid_index_bench._measure(ctx);
 	RETURN hybrid_index_bench._finish(ctx, b, t0, clock_timestamp(), res, false);
@@ -580,7 +581,8 @@ BEGIN
 	COMMIT;
 	every := coalesce((ctx->'params'->>'commit_every')::bigint, 0);
 	total := (ctx->>'insert_rows')::bigint;
-	b := hybrid_index_bench._sample((ctx->>'table')::regclass, ctx->>'index', (ctx->>'ours')::boolean);
+	b := hybrid_index_bench._sample((ctx->>'table')::regclass, to_regclass(ctx->>'index'),
+									(ctx->>'ours')::boolean);
 	t0 := clock_timestamp();
 	IF every > 0 AND ctx->>'kind' IN ('insert', 'build_insert') THEN
 		res := (0, NULL, NULL, '{}');

@@ -21,6 +21,7 @@
 #include "utils/tuplestore.h"
 
 #include "am/rtam.h"
+#include "core/hi_acl.h"
 #include "rtree/rtree.h"
 
 PG_FUNCTION_INFO_V1(hybrid_index_stats);
@@ -97,8 +98,10 @@ hybrid_index_reset_stats(PG_FUNCTION_ARGS)
 {
 	HiIndex    *idx;
 	const HiAmOps *am;
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
+	Relation	rel;
 
+	hi_acl_check_owner(PG_GETARG_OID(0));
+	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
 	hi_stats_reset(idx->sh);
 	/* the AM's own counters (efind's flushes, lbgrid's buffers, ...) too */
 	if (am->reset_stats)
@@ -124,8 +127,10 @@ hybrid_index_check(PG_FUNCTION_ARGS)
 {
 	HiIndex    *idx;
 	const HiAmOps *am;
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
+	Relation	rel;
 
+	hi_acl_check_read(PG_GETARG_OID(0));
+	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
 	am->check(idx);
 	relation_close(rel, AccessShareLock);
 	PG_RETURN_BOOL(true);
@@ -135,8 +140,10 @@ Datum
 hybrid_index_checkpoint(PG_FUNCTION_ARGS)
 {
 	HiIndex    *idx;
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, NULL);
+	Relation	rel;
 
+	hi_acl_check_owner(PG_GETARG_OID(0));
+	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, NULL);
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
 	hi_index_checkpoint(idx);
 	LWLockRelease(&idx->sh->tree_lock);
@@ -192,6 +199,7 @@ hybrid_index_pages(PG_FUNCTION_ARGS)
 	Size		i;
 	const HiAmOps *am;
 
+	hi_acl_check_read(PG_GETARG_OID(0));
 	InitMaterializedSRF(fcinfo, 0);
 	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
 	pages = am->pages(idx, &n);
