@@ -1,17 +1,22 @@
 # hybrid_index: PGXS build
-EXTENSION = hybrid_index
+# two extensions: hybrid_index (the access methods and their functions) and
+# hybrid_index_bench (the benchmark schema, requires hybrid_index; only
+# bench/run and the benchmark's tests install it)
+EXTENSION = hybrid_index hybrid_index_bench
 MODULE_big = hybrid_index
-# the extension script is assembled from its parts in sql/ext/
-EXT_SCRIPT = $(EXTENSION)--0.1.0.sql
-DATA_built = $(EXT_SCRIPT)
+# each extension script is assembled from its parts: sql/ext/ and sql/bench/
+EXT_SCRIPT = hybrid_index--0.1.0.sql
 EXT_PARTS = sql/ext/core.sql $(sort $(filter-out sql/ext/core.sql,$(wildcard sql/ext/*.sql)))
+BENCH_SCRIPT = hybrid_index_bench--0.1.0.sql
+BENCH_PARTS = sql/bench/bench.sql $(sort $(filter-out sql/bench/bench.sql,$(wildcard sql/bench/*.sql)))
+DATA_built = $(EXT_SCRIPT) $(BENCH_SCRIPT)
 
 SRCS = $(wildcard src/*.c src/*/*.c)
 OBJS = $(SRCS:.c=.o)
 
 # pg_regress: every sql/*.sql is a test
 REGRESS = $(sort $(basename $(notdir $(wildcard sql/*.sql))))
-REGRESS_OPTS = --inputdir=. --load-extension=postgis --load-extension=$(EXTENSION)
+REGRESS_OPTS = --inputdir=. --load-extension=postgis --load-extension=hybrid_index
 
 TAP_TESTS = 1
 PROVE_TESTS = $(wildcard test/t/*.pl)
@@ -20,7 +25,7 @@ PROVE_TESTS = $(wildcard test/t/*.pl)
 # into NAME_<am> for each access method the extension creates (by
 # test/isolation/generate.pl, into isolation/, before installcheck)
 ISOLATION = $(shell perl $(srcdir)/test/isolation/generate.pl --list)
-ISOLATION_OPTS = --inputdir=isolation --load-extension=postgis --load-extension=$(EXTENSION)
+ISOLATION_OPTS = --inputdir=isolation --load-extension=postgis --load-extension=hybrid_index
 REGRESS_PREP = isolation-specs
 
 PG_CONFIG ?= pg_config
@@ -37,6 +42,9 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 $(EXT_SCRIPT): $(EXT_PARTS)
+	cat $^ > $@
+
+$(BENCH_SCRIPT): $(BENCH_PARTS)
 	cat $^ > $@
 
 -include $(wildcard src/*.d src/*/*.d)

@@ -155,3 +155,42 @@ SET hybrid_index.max_page_size = 4096;
 SET hybrid_index.max_indexes = 1;
 
 DROP TABLE fn;
+
+-- The benchmark is an extension of its own: CREATE EXTENSION hybrid_index
+-- (pg_regress ran it for this database) made no benchmark schema, table or
+-- function; CREATE EXTENSION hybrid_index_bench makes them, with the
+-- functions of hybrid_index it calls, and DROP EXTENSION removes them.
+SELECT count(*) AS bench_schemas FROM pg_namespace WHERE nspname LIKE 'hybrid\_index\_bench%';
+SELECT count(*) AS bench_functions FROM pg_proc WHERE proname LIKE '%bench%'
+  AND pronamespace IN (SELECT extnamespace FROM pg_extension WHERE extname = 'hybrid_index');
+SELECT count(*) AS tables_of_hybrid_index
+FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid AND d.refclassid = 'pg_extension'::regclass
+WHERE e.extname = 'hybrid_index' AND d.classid = 'pg_class'::regclass;
+SELECT extname FROM pg_extension WHERE extname LIKE 'hybrid_index%' ORDER BY 1;
+CREATE EXTENSION hybrid_index_bench;
+SELECT e.extname, e.extversion, r.extname AS requires
+FROM pg_extension e, pg_extension r
+WHERE e.extname = 'hybrid_index_bench' AND r.extname = 'hybrid_index'
+  AND EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_extension'::regclass AND d.objid = e.oid
+              AND d.refclassid = 'pg_extension'::regclass AND d.refobjid = r.oid);
+SELECT count(*) AS bench_tables FROM pg_tables WHERE schemaname = 'hybrid_index_bench';
+SELECT hybrid_index_bench.is_hybrid_am('hyrtree') AS hyrtree_is_ours,
+       hybrid_index_bench.is_hybrid_am('gist') AS gist_is_ours,
+       hybrid_index_bench.extension_version() = (SELECT extversion FROM pg_extension
+                                                 WHERE extname = 'hybrid_index') AS version_ok;
+CREATE TABLE fn_bench (id bigint, geom geometry);
+INSERT INTO fn_bench SELECT i, ST_MakePoint(i % 100, i / 100) FROM generate_series(0, 9999) i;
+CREATE INDEX fn_bench_idx ON fn_bench USING hyrtree (geom);
+-- the benchmark's own declarations of hybrid_index's C functions
+SELECT hybrid_index_bench._probe('fn_bench_idx', ST_MakeEnvelope(10, 10, 19.5, 19.5), '&&') AS probe,
+       hybrid_index_bench._probe_knn('fn_bench_idx', ST_MakePoint(50, 50), 7) AS probe_knn,
+       (SELECT count(*) FROM hybrid_index_bench._stats('fn_bench_idx')) AS stats_rows,
+       (SELECT count(*) FROM hybrid_index_bench._files('fn_bench_idx')) AS files_rows,
+       (hybrid_index_bench._inspect('fn_bench_idx')->>'entries')::bigint AS entries;
+SELECT hybrid_index_bench._checkpoint('fn_bench_idx');
+DROP TABLE fn_bench;
+\set VERBOSITY terse
+DROP EXTENSION hybrid_index;
+\set VERBOSITY default
+DROP EXTENSION hybrid_index_bench;
+SELECT count(*) AS bench_schemas FROM pg_namespace WHERE nspname = 'hybrid_index_bench';

@@ -157,7 +157,15 @@ def fetch_data(args, preset, need, workdir):
 def setup_database(db, cluster, fast):
     if db.value("SELECT count(*) FROM pg_database WHERE datname = %s" % lit(DBNAME), dbname="postgres") == "0":
         db.run("CREATE DATABASE %s" % DBNAME, dbname="postgres")
-    db.run("CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS hybrid_index;")
+    # the benchmark schema is an extension of its own (hybrid_index_bench,
+    # requires hybrid_index): production databases do not get it.  A database
+    # kept (--reuse) from before has the schema inside hybrid_index itself.
+    if db.value("SELECT count(*) FROM pg_extension WHERE extname = 'hybrid_index_bench'") == "0" and \
+            db.value("SELECT count(*) FROM pg_namespace WHERE nspname = 'hybrid_index_bench'") != "0":
+        sys.exit("bench: database %s holds the benchmark schema of an older hybrid_index, from before "
+                 "hybrid_index_bench was an extension of its own: run without --reuse" % DBNAME)
+    db.run("CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS hybrid_index; "
+           "CREATE EXTENSION IF NOT EXISTS hybrid_index_bench;")
     spaces = {"bench_flash": cluster.mkdir(os.path.join(cluster.workdir, "flash_ts"))}
     if fast is not None:
         spaces["bench_fast"] = cluster.mkdir(os.path.join(fast.mount, "ts"))

@@ -34,6 +34,7 @@
 
 #include "am/gridam.h"
 #include "am/rtam.h"
+#include "core/hi_acl.h"
 
 PG_FUNCTION_INFO_V1(hybrid_index_probe);
 PG_FUNCTION_INFO_V1(hybrid_index_probe_knn);
@@ -162,6 +163,7 @@ hybrid_index_probe(PG_FUNCTION_ARGS)
 	Snapshot	snapshot;
 	int64		n = 0;
 
+	hi_acl_check_read(indexoid);
 	index = probe_open(indexoid, geomtype, strategy, op, &heap, &opno);
 	if (index->rd_indam->amgetbitmap == NULL && index->rd_indam->amgettuple == NULL)
 		ereport(ERROR,
@@ -231,6 +233,7 @@ hybrid_index_probe_knn(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must not be negative")));
+	hi_acl_check_read(indexoid);
 	index = probe_open(indexoid, geomtype, PROBE_STRATEGY_DISTANCE, "<->", &heap, &opno);
 	if (!index->rd_indam->amcanorderbyop || index->rd_indam->amgettuple == NULL)
 		ereport(ERROR,

@@ -22,9 +22,10 @@
 
 #include "am/rtam.h"
 #include "rtree/rtree.h"
-#include "storage/storage.h"
-#include "core/hi_core.h"
 #include "policy/placement.h"
+#include "core/hi_acl.h"
+#include "core/hi_core.h"
+#include "storage/storage.h"
 
 PG_FUNCTION_INFO_V1(hybrid_index_stats);
 PG_FUNCTION_INFO_V1(hybrid_index_reset_stats);
@@ -100,8 +101,10 @@ hybrid_index_reset_stats(PG_FUNCTION_ARGS)
 {
 	HiIndex    *idx;
 	const HiAmOps *am;
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
+	Relation	rel;
 
+	hi_acl_check_owner(PG_GETARG_OID(0));
+	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
 	hi_stats_reset(idx->sh);
 	/* the AM's own counters (efind's flushes, lbgrid's buffers, ...) too */
 	if (am->reset_stats)
@@ -132,8 +135,10 @@ hybrid_index_check(PG_FUNCTION_ARGS)
 {
 	HiIndex    *idx;
 	const HiAmOps *am;
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
+	Relation	rel;
 
+	hi_acl_check_read(PG_GETARG_OID(0));
+	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
 	idx->maintenance = true;
 	am->check(idx);
 	idx->maintenance = false;
@@ -145,8 +150,10 @@ Datum
 hybrid_index_checkpoint(PG_FUNCTION_ARGS)
 {
 	HiIndex    *idx;
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, NULL);
+	Relation	rel;
 
+	hi_acl_check_owner(PG_GETARG_OID(0));
+	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, NULL);
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
 	hi_index_checkpoint(idx);
 	LWLockRelease(&idx->sh->tree_lock);
@@ -202,6 +209,7 @@ hybrid_index_pages(PG_FUNCTION_ARGS)
 	Size		i;
 	const HiAmOps *am;
 
+	hi_acl_check_read(PG_GETARG_OID(0));
 	InitMaterializedSRF(fcinfo, 0);
 	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
 	idx->maintenance = true;

@@ -41,6 +41,12 @@ check_max_page_size(int *newval, void **extra, GucSource source)
 	return true;
 }
 
+/*
+ * Settings that shape what other sessions see (the shared state an index
+ * is loaded into, its placement, how its pages are written, device
+ * emulation) are PGC_SUSET or stricter; only recheck, which concerns this
+ * session's own executor, is PGC_USERSET.
+ */
 void
 hi_define_gucs(void)
 {
@@ -62,11 +68,11 @@ hi_define_gucs(void)
 							 "How index pages are read and written: io_uring batches or synchronous calls.",
 							 "io_uring falls back to sync automatically where the kernel refuses it.",
 							 &hi_io_method, HI_IO_URING, io_method_options,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("hybrid_index.io_depth",
 							"Largest number of page I/Os submitted in one batch.",
 							NULL, &hi_io_depth, 64, 1, 1024,
-							PGC_USERSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("hybrid_index.checkpoint_log_size",
 							"Redo log size of an index that triggers its checkpoint.",
 							NULL, &hi_checkpoint_log_kb, 65536, 64, 16 * 1024 * 1024,
@@ -108,16 +114,16 @@ hi_define_gucs(void)
 							"Node reads per epoch of the HyR-tree placement (wma, random).",
 							"The paper uses 250000; per index override: reloption epoch_size.",
 							&hi_epoch_size, 250000, 1, INT_MAX,
-							PGC_USERSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("hybrid_index.wma_epochs",
 							"Epochs t in the weighted moving average of leaf reads (Eq. 2).",
 							NULL, &hi_wma_epochs, 5, 1, HI_WMA_MAX_EPOCHS,
-							PGC_USERSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomRealVariable("hybrid_index.wma_threshold",
 							 "Percentile N of leaf scores above which leaves move to the fast tier.",
 							 "The paper uses 95 to 99.",
 							 &hi_wma_threshold, 95.0, 1.0, 100.0,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("hybrid_index.score_table_entries",
 							"Capacity of the shared Node Score Table (leaves tracked at once, all indexes).",
 							NULL, &hi_score_table_entries, 262144, 1024, 64 * 1024 * 1024,

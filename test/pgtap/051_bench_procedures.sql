@@ -10,6 +10,12 @@
 \pset pager off
 SET client_min_messages = warning;
 
+-- the benchmark is an extension of its own (CREATE EXTENSION hybrid_index
+-- alone does not make it); this file commits, so it removes the extension
+-- again at the end if it made it
+SELECT NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'hybrid_index_bench') AS made_bench \gset
+CREATE EXTENSION IF NOT EXISTS hybrid_index_bench;
+
 CREATE FUNCTION pg_temp.cleanup() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
 	DELETE FROM hybrid_index_bench.execution WHERE run_name LIKE 't051%';
@@ -88,3 +94,13 @@ SELECT is((SELECT array_agg(rep ORDER BY started_at) FROM hybrid_index_bench.exe
 SELECT * FROM finish();
 \o /dev/null
 SELECT pg_temp.cleanup();
+\if :made_bench
+DROP EXTENSION hybrid_index_bench;
+DO $$
+BEGIN
+	IF to_regnamespace('hybrid_index_bench_data') IS NOT NULL AND NOT EXISTS
+		(SELECT 1 FROM pg_class WHERE relnamespace = to_regnamespace('hybrid_index_bench_data')) THEN
+		DROP SCHEMA hybrid_index_bench_data;
+	END IF;
+END $$;
+\endif

@@ -60,11 +60,11 @@ BEGIN
 	END IF;
 	RETURN format('CREATE INDEX %I ON %s USING %I (geom%s)%s%s', p_index, p_table, cfg.access_method,
 		CASE WHEN cfg.opclass IS NULL THEN ''
-			 ELSE ' ' || (SELECT string_agg(quote_ident(x), '.')
-						  FROM unnest(parse_ident(cfg.opclass)) x) END,
+			 ELSE format(' %s', (SELECT string_agg(format('%I', x), '.')
+								 FROM unnest(parse_ident(cfg.opclass)) x)) END,
 		CASE WHEN cfg.reloptions = '{}' THEN ''
-			 ELSE ' WITH (' || (SELECT string_agg(format('%I = %L', key, value), ', ' ORDER BY key)
-								FROM jsonb_each_text(cfg.reloptions)) || ')' END,
+			 ELSE format(' WITH (%s)', (SELECT string_agg(format('%I = %L', key, value), ', ' ORDER BY key)
+										FROM jsonb_each_text(cfg.reloptions))) END,
 		CASE WHEN cfg.tablespace IS NULL THEN '' ELSE format(' TABLESPACE %I', cfg.tablespace) END);
 END $$;
 
@@ -276,7 +276,7 @@ BEGIN
 	END IF;
 	IF hybrid_index_bench.is_hybrid_am((SELECT a.amname FROM pg_catalog.pg_class c
 										JOIN pg_catalog.pg_am a ON a.oid = c.relam WHERE c.oid = idx)) THEN
-		PERFORM @extschema@.hybrid_index_checkpoint(idx);
+		PERFORM hybrid_index_bench._checkpoint(idx);
 	END IF;
 	RETURN true;
 END $$;

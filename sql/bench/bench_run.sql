@@ -29,7 +29,7 @@ BEGIN
 	RETURN coalesce(p_params->>'op', '&&');
 END $$;
 
-CREATE FUNCTION hybrid_index_bench._count_rows(p_table text) RETURNS bigint
+CREATE FUNCTION hybrid_index_bench._count_rows(p_table regclass) RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
 	n bigint;
@@ -39,11 +39,11 @@ BEGIN
 END $$;
 
 -- Counters of this backend and of the index at one moment
-CREATE FUNCTION hybrid_index_bench._sample(p_table regclass, p_index text, p_ours boolean)
+CREATE FUNCTION hybrid_index_bench._sample(p_table regclass, p_index regclass, p_ours boolean)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-	idx regclass := to_regclass(p_index);
+	idx regclass := p_index;
 	r jsonb;
 BEGIN
 	r := jsonb_build_object('t', clock_timestamp(), 'proc', hybrid_index_bench._proc_sample(),
@@ -56,7 +56,7 @@ BEGIN
 		IF p_ours THEN
 			r := r || jsonb_build_object('tiers',
 				(SELECT jsonb_object_agg(s.tier, to_jsonb(s) - 'tier')
-				 FROM @extschema@.hybrid_index_stats(idx) s));
+				 FROM hybrid_index_bench._stats(idx) s));
 		END IF;
 	END IF;
 	RETURN r;
@@ -184,7 +184,7 @@ BEGIN
 		'insert_rows', insert_rows,
 		-- a kept mix continues after the rows earlier runs inserted
 		'mix_skip', CASE WHEN wl.kind = 'mix' AND ctx_state = 'modified'
-						 THEN hybrid_index_bench._count_rows(format('%I.%I', sch, inst.table_name)) - ds.n_rows
+						 THEN hybrid_index_bench._count_rows(format('%I.%I', sch, inst.table_name)::regclass) - ds.n_rows
 						 ELSE 0 END,
 		-- inserted rows get ids above the dataset's: 10^12 x (1 + sources inserted before)
 		'id_offset', CASE WHEN wl.kind IN ('insert', 'mix')
@@ -192,7 +192,7 @@ BEGIN
 						  ELSE 0 END,
 		'state', ctx_state, 'old_settings', old, 'notes', notes, 'started_at', now());
 	IF ours AND idx IS NOT NULL AND (p_inspect = 'both' OR (p_inspect = 'auto' AND p_mode = 'warm')) THEN
-		ctx := ctx || jsonb_build_object('inspect_before', @extschema@.hybrid_index_inspect(idx));
+		ctx := ctx || jsonb_build_object('inspect_before', hybrid_index_bench._inspect(idx));
 	END IF;
 	IF hybrid_index_bench._is_query_kind(wl.kind)
 	   AND coalesce((wl.params->>'warmup')::boolean, p_mode = 'warm') THEN
@@ -209,7 +209,7 @@ RETURNS hybrid_index_bench.measure_result
 LANGUAGE plpgsql AS $$
 DECLARE
 	kind text := ctx->>'kind';
-	tbl text := ctx->>'table';
+	tbl regclass := (ctx->>'table')::regclass;
 	params jsonb := ctx->'params';
 	lim bigint := (params->>'limit')::bigint;
 	res hybrid_index_bench.measure_result := (0, 0, 0, '{}');
@@ -240,7 +240,7 @@ BEGIN
 		IF coalesce((params->>'per_row')::boolean, kind = 'insert') THEN
 			ins := format('INSERT INTO %s (id, geom) VALUES ($1, $2)', tbl);
 			FOR q IN EXECUTE format('SELECT id, geom FROM %s WHERE id BETWEEN $1 AND $2 ORDER BY id',
-									ctx->>'source_table') USING lo, hi LOOP
+									(ctx->>'source_table')::regclass) USING lo, hi LOOP
 				t := clock_timestamp();
 				EXECUTE ins USING q.id + off, q.geom;
 				res.ops := res.ops + 1;
@@ -248,7 +248,7 @@ BEGIN
 			END LOOP;
 		ELSE
 			EXECUTE format('INSERT INTO %s (id, geom) SELECT id + $3, geom FROM %s '
-						   'WHERE id BETWEEN $1 AND $2 ORDER BY id', tbl, ctx->>'source_table')
+						   'WHERE id BETWEEN $1 AND $2 ORDER BY id', tbl, (ctx->>'source_table')::regclass)
 				USING lo, hi, off;
 			GET DIAGNOSTICS n = ROW_COUNT;
 			res.ops := n;
@@ -260,9 +260,9 @@ BEGIN
 		sql := CASE kind
 			WHEN 'range' THEN format('SELECT count(*), sum(id) FROM %s WHERE geom && $1', tbl)
 			-- probes: the index alone; no ids, so no checksum
-			WHEN 'range_probe' THEN 'SELECT @extschema@.hybrid_index_probe($3, $1, ''&&''), 0'
-			WHEN 'knn_probe' THEN 'SELECT @extschema@.hybrid_index_probe_knn($3, $1, $2), 0'
-			WHEN 'point_probe' THEN 'SELECT @extschema@.hybrid_index_probe($3, $1, ''~=''), 0'
+			WHEN 'range_probe' THEN 'SELECT hybrid_index_bench._probe($3, $1, ''&&''), 0'
+			WHEN 'knn_probe' THEN 'SELECT hybrid_index_bench._probe_knn($3, $1, $2), 0'
+			WHEN 'point_probe' THEN 'SELECT hybrid_index_bench._probe($3, $1, ''~=''), 0'
 			WHEN 'knn' THEN format('SELECT count(*), sum(id) FROM (SELECT id FROM %s '
 								   'ORDER BY geom <-> $1 LIMIT $2) s', tbl)
 			ELSE format('SELECT count(*), sum(id) FROM %s WHERE geom %s ANY($1)', tbl,
@@ -296,7 +296,7 @@ BEGIN
 		nq := coalesce(array_length(qg, 1), 0);
 		n := coalesce((params->>'ops')::bigint, nq);
 		EXECUTE format('SELECT array_agg(geom ORDER BY id) FROM %s WHERE id > $2 AND id <= $1 + $2',
-					   ctx->>'source_table') INTO ig USING ceil(n * ratio)::bigint, skip;
+					   (ctx->>'source_table')::regclass) INTO ig USING ceil(n * ratio)::bigint, skip;
 		IF ceil(n * ratio) > coalesce(array_length(ig, 1), 0) THEN
 			RAISE EXCEPTION 'mix "%" needs % rows of "%" after the % used before; it has %',
 				ctx->>'workload', ceil(n * ratio), ctx->>'source', skip, coalesce(array_length(ig, 1), 0);
@@ -307,9 +307,9 @@ BEGIN
 		IF coalesce((params->>'probe')::boolean, false) THEN
 			-- params.probe: the searches on the index alone (no heap, no checksum)
 			sql := CASE search
-				WHEN 'knn' THEN 'SELECT @extschema@.hybrid_index_probe_knn($2, $1, 10), 0'
-				WHEN 'point' THEN 'SELECT @extschema@.hybrid_index_probe($2, $1, ''~=''), 0'
-				WHEN 'range' THEN 'SELECT @extschema@.hybrid_index_probe($2, $1, ''&&''), 0'
+				WHEN 'knn' THEN 'SELECT hybrid_index_bench._probe_knn($2, $1, 10), 0'
+				WHEN 'point' THEN 'SELECT hybrid_index_bench._probe($2, $1, ''~=''), 0'
+				WHEN 'range' THEN 'SELECT hybrid_index_bench._probe($2, $1, ''&&''), 0'
 				ELSE NULL END;
 		ELSE
 			sql := CASE search
@@ -346,7 +346,7 @@ CREATE FUNCTION hybrid_index_bench._plan(ctx jsonb, OUT plan text, OUT uses_inde
 LANGUAGE plpgsql AS $$
 DECLARE
 	kind text := ctx->>'kind';
-	tbl text := ctx->>'table';
+	tbl regclass := (ctx->>'table')::regclass;
 	q record;
 	p json;
 BEGIN
@@ -394,7 +394,7 @@ DECLARE
 	kind text := ctx->>'kind';
 	ours boolean := (ctx->>'ours')::boolean;
 	idx regclass := to_regclass(ctx->>'index');
-	after jsonb := hybrid_index_bench._sample((ctx->>'table')::regclass, ctx->>'index', ours);
+	after jsonb := hybrid_index_bench._sample((ctx->>'table')::regclass, to_regclass(ctx->>'index'), ours);
 	b jsonb := p_before;
 	ins jsonb;
 	ins0 jsonb := ctx->'inspect_before';
@@ -415,9 +415,9 @@ BEGIN
 	END IF;
 	IF ours AND idx IS NOT NULL THEN
 		IF ctx->>'inspect' <> 'none' THEN
-			ins := @extschema@.hybrid_index_inspect(idx);
+			ins := hybrid_index_bench._inspect(idx);
 		END IF;
-		SELECT jsonb_object_agg(f.kind, f.bytes) INTO files FROM @extschema@.hybrid_index_files(idx) f;
+		SELECT jsonb_object_agg(f.kind, f.bytes) INTO files FROM hybrid_index_bench._files(idx) f;
 	END IF;
 	IF hybrid_index_bench._is_query_kind(kind) THEN
 		SELECT p.plan, p.uses_index INTO plan_txt, plan_idx FROM hybrid_index_bench._plan(ctx) p;
@@ -427,7 +427,7 @@ BEGIN
 	INTO lat_p50, lat_p95, lat_max FROM unnest(res.latencies) x;
 	-- count(id), not count(*): a forced index-only scan of count(*) fails on
 	-- hyrtree and crashes on PostGIS SP-GiST (see bench/README.md)
-	EXECUTE format('SELECT count(id) FROM %s', ctx->>'table') INTO nrows;
+	EXECUTE format('SELECT count(id) FROM %s', (ctx->>'table')::regclass) INTO nrows;
 
 	new_state := CASE kind WHEN 'build_insert' THEN 'base'
 						   WHEN 'insert' THEN (ctx->>'state') || '+' || (ctx->>'source')
@@ -547,7 +547,8 @@ BEGIN
 	END IF;
 	ctx := hybrid_index_bench._begin(p_run_name, p_config, p_dataset, p_workload, p_rep, p_mode,
 									 p_notes, p_strict, p_inspect);
-	b := hybrid_index_bench._sample((ctx->>'table')::regclass, ctx->>'index', (ctx->>'ours')::boolean);
+	b := hybrid_index_bench._sample((ctx->>'table')::regclass, to_regclass(ctx->>'index'),
+									(ctx->>'ours')::boolean);
 	t0 := clock_timestamp();
 	res := hybrid_index_bench._measure(ctx);
 	RETURN hybrid_index_bench._finish(ctx, b, t0, clock_timestamp(), res, false);
@@ -580,7 +581,8 @@ BEGIN
 	COMMIT;
 	every := coalesce((ctx->'params'->>'commit_every')::bigint, 0);
 	total := (ctx->>'insert_rows')::bigint;
-	b := hybrid_index_bench._sample((ctx->>'table')::regclass, ctx->>'index', (ctx->>'ours')::boolean);
+	b := hybrid_index_bench._sample((ctx->>'table')::regclass, to_regclass(ctx->>'index'),
+									(ctx->>'ours')::boolean);
 	t0 := clock_timestamp();
 	IF every > 0 AND ctx->>'kind' IN ('insert', 'build_insert') THEN
 		res := (0, NULL, NULL, '{}');

@@ -1,3 +1,9 @@
+-- hybrid_index_bench 0.1.0: FESTIval-style benchmarks of hybrid_index, an
+-- extension of its own (requires hybrid_index) so that production databases
+-- get none of it.  Installed by bench/run and the benchmark's tests.
+
+\echo Use "CREATE EXTENSION hybrid_index_bench" to load this file. \quit
+
 -- Benchmarks from SQL (FESTIval-style): the data model ---------------------
 --
 -- Schema hybrid_index_bench holds configurations and results as relational
@@ -5,8 +11,10 @@
 -- build indexes and run workloads, one row of `execution` per run.
 -- Dataset and work tables live in schema hybrid_index_bench_data, created on
 -- first use (it is not part of the extension: DROP EXTENSION keeps the data).
--- Every identifier that reaches dynamic SQL goes through format('%I')/%L or
--- EXECUTE ... USING.  See bench/README.md.
+-- Every identifier that reaches dynamic SQL goes through format('%I')/%L, a
+-- regclass (whose output is quoted) or EXECUTE ... USING; no function is
+-- SECURITY DEFINER: everything runs with the caller's rights.  See
+-- bench/README.md.
 
 CREATE SCHEMA hybrid_index_bench;
 COMMENT ON SCHEMA hybrid_index_bench IS
@@ -236,6 +244,38 @@ SELECT pg_catalog.pg_extension_config_dump('hybrid_index_bench.experiment', '');
 SELECT pg_catalog.pg_extension_config_dump('hybrid_index_bench.run_info', '');
 SELECT pg_catalog.pg_extension_config_dump('hybrid_index_bench.execution', '');
 SELECT pg_catalog.pg_extension_config_dump('hybrid_index_bench.execution_id_seq', '');
+
+-- The functions of hybrid_index the benchmark calls --------------------------
+-- The same C functions as hybrid_index_stats & co. (with the same privilege
+-- checks), declared here so that the benchmark does not depend on the
+-- schema hybrid_index was installed in.
+
+CREATE FUNCTION hybrid_index_bench._stats(index regclass,
+	OUT tier text, OUT pages bigint, OUT reads bigint, OUT writes bigint,
+	OUT read_batches bigint, OUT write_batches bigint,
+	OUT bytes_read bigint, OUT bytes_written bigint, OUT io_time_ms float8,
+	OUT cache_hits bigint, OUT cache_misses bigint, OUT log_bytes bigint)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'hybrid_index_stats' LANGUAGE C STRICT VOLATILE;
+
+CREATE FUNCTION hybrid_index_bench._inspect(index regclass) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'hybrid_index_inspect' LANGUAGE C STRICT VOLATILE;
+
+CREATE FUNCTION hybrid_index_bench._files(index regclass,
+	OUT kind text, OUT path text, OUT bytes bigint)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'hybrid_index_files' LANGUAGE C STRICT VOLATILE;
+
+CREATE FUNCTION hybrid_index_bench._checkpoint(index regclass) RETURNS void
+	AS 'MODULE_PATHNAME', 'hybrid_index_checkpoint' LANGUAGE C STRICT VOLATILE;
+
+CREATE FUNCTION hybrid_index_bench._probe(index regclass, query geometry, op text)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'hybrid_index_probe' LANGUAGE C STRICT VOLATILE;
+
+CREATE FUNCTION hybrid_index_bench._probe_knn(index regclass, point geometry, k int)
+	RETURNS bigint
+	AS 'MODULE_PATHNAME', 'hybrid_index_probe_knn' LANGUAGE C STRICT VOLATILE;
 
 -- Small helpers ------------------------------------------------------------
 
