@@ -61,8 +61,8 @@ LIBS="-L$PGLIB -lpgport -lm"
 
 sources_of() {
 	case "$1" in
-	geom_box) echo "$HERE/fuzz_geom_box.c $HERE/pg_shim.c $ROOT/src/geom/geom_box.c" ;;
-	page) echo "$HERE/fuzz_page.c $HERE/pg_shim.c $ROOT/src/storage/page_store.c $ROOT/src/rtree/rtree_check.c $ROOT/src/rtree/rtree_page.c $ROOT/src/geom/geom_box.c" ;;
+	geom_box) echo "$HERE/fuzz_geom_box.c $HERE/pg_shim.c $ROOT/src/geom/geom_box.c $ROOT/src/geom/geom_box_ops.c" ;;
+	page) echo "$HERE/fuzz_page.c $HERE/pg_shim.c $ROOT/src/storage/page_store.c $ROOT/src/rtree/rtree_check.c $ROOT/src/rtree/rtree_page.c $ROOT/src/geom/geom_box.c $ROOT/src/geom/geom_box_ops.c" ;;
 	grid_page) echo "$HERE/fuzz_grid_page.c $HERE/pg_shim.c $ROOT/src/storage/page_store.c $ROOT/src/grid/grid_layout.c $ROOT/src/grid/grid_dir.c $ROOT/src/grid/grid_chain.c $ROOT/src/lbgrid/lb_store.c $ROOT/src/rtree/rtree_page.c" ;;
 	*) echo "fuzz: unknown harness $1" >&2; exit 2 ;;
 	esac
