@@ -55,7 +55,7 @@ hi_shmem_request_hook(void)
 		prev_shmem_request_hook();
 	hi_shmem_request();
 	RequestAddinShmemSpace(hi_cache_shmem_size());
-	RequestAddinShmemSpace(hi_place_shmem_size());
+	RequestAddinShmemSpace(hi_wma_shmem_size());
 }
 
 static void
@@ -68,7 +68,7 @@ hi_shmem_startup_hook(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	found = hi_shmem_startup();
 	hi_cache_shmem_init(found);
-	hi_place_shmem_init();
+	hi_wma_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -128,7 +128,7 @@ _PG_init(void)
 				 errhint("Add 'hybrid_index' to shared_preload_libraries in postgresql.conf and restart the server.")));
 
 	hi_define_gucs();
-	hi_place_init();
+	hi_wma_init();
 	hi_files_set_release_hook(hi_slot_release);
 	hyrtree_init();
 	efind_init();

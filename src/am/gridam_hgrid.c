@@ -61,23 +61,22 @@ static relopt_enum_elt_def onoff_values[] = {
 };
 
 static relopt_enum_elt_def placement_values[] = {
-	{"hot", HI_PLACEMENT_HOT},
-	{"random", HI_PLACEMENT_RANDOM},
-	{"none", HI_PLACEMENT_NONE},
+	{"hot", HR_PLACEMENT_HOT},
+	{"random", HR_PLACEMENT_RANDOM},
+	{"none", HR_PLACEMENT_NONE},
 	{NULL, 0}
 };
 
 static const HiAmOps hgrid_ops = {
 	.name = "hgrid",
 	.kind = HI_AM_HGRID,
-	.default_placement = HI_PLACEMENT_HOT,
+	.default_placement = HR_PLACEMENT_HOT,
 	.source = &grid_page_source,
 	.redo = grid_redo,
 	.check = hgrid_check,
 	.inspect_json = hgrid_inspect_json,
 	.pages = hgrid_pages,
 	.discard = grid_discard,
-	.write_tier = hgrid_write_tier,
 	.reset_stats = hgrid_reset_stats,
 	.page_layout = grid_page_layout
 };
@@ -128,7 +127,7 @@ define_reloptions(void)
 					  "Directory and bucket buffers in kB (0: hybrid_index.hgrid_buffer_size)",
 					  0, 0, INT_MAX, AccessExclusiveLock);
 	add_enum_reloption(k, "placement", "Which pages live on the fast tier",
-					   placement_values, HI_PLACEMENT_HOT,
+					   placement_values, HR_PLACEMENT_HOT,
 					   "Valid values are \"hot\", \"random\" and \"none\".",
 					   AccessExclusiveLock);
 	add_string_reloption(k, "optane_tablespace", "Tablespace holding the fast (Optane) tier",
@@ -180,7 +179,7 @@ hgrid_options(Datum reloptions, bool validate)
 		HOPT("buffer_size", RELOPT_TYPE_INT, lb.base.buffer_size),
 		HOPT("placement", RELOPT_TYPE_ENUM, lb.base.placement),
 		HOPT("optane_tablespace", RELOPT_TYPE_STRING, lb.base.optane_tablespace),
-		HOPT("optane_capacity", RELOPT_TYPE_INT, lb.base.optane_capacity),
+		HOPT("optane_capacity", RELOPT_TYPE_INT, optane_capacity),
 		HOPT("directories_on_optane", RELOPT_TYPE_ENUM, dirs_on_optane),
 		HOPT("selectivity", RELOPT_TYPE_REAL, selectivity),
 		HOPT("average", RELOPT_TYPE_ENUM, average),
@@ -204,9 +203,6 @@ hgrid_options(Datum reloptions, bool validate)
 	o->lb.logging = 0;			/* GFFM buckets */
 	o->lb.compact_threshold = -1;
 	o->lb.max_list = -1;
-	o->lb.base.epoch_size = -1;
-	o->lb.base.wma_epochs = -1;
-	o->lb.base.wma_threshold = -1;
 	if ((o->lb.base.page_size & (o->lb.base.page_size - 1)) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -246,14 +242,14 @@ hgrid_params(Relation index, uint32 page_size, HrParams *out)
 	HgridOptions *o = (HgridOptions *) index->rd_options;
 	int			cap_kb;
 
-	out->mode = o ? o->lb.base.placement : HI_PLACEMENT_HOT;
+	out->mode = o ? o->lb.base.placement : HR_PLACEMENT_HOT;
 	out->dirs_on_fast = o && o->dirs_on_optane >= 0 ? o->dirs_on_optane == 1 :
 		hgrid_dirs_on_optane;
 	out->selectivity = o && o->selectivity >= 0 ? o->selectivity : hgrid_selectivity;
 	out->sma = (o && o->average >= 0 ? o->average : hgrid_average) == 1;
 	out->window = o && o->window > 0 ? o->window : hgrid_window;
 	out->cooling = o && o->cooling_period >= 0 ? o->cooling_period : hgrid_cooling_period;
-	cap_kb = o && o->lb.base.optane_capacity >= 0 ? o->lb.base.optane_capacity :
+	cap_kb = o && o->optane_capacity >= 0 ? o->optane_capacity :
 		hgrid_capacity_kb;
 	out->capacity = cap_kb > 0 ?
 		(uint32) Max(1, (int64) cap_kb * 1024 / Max(page_size, 1)) : 0;
@@ -268,6 +264,7 @@ hgrid_init(void)
 					 hgrid_page_freed);
 	hi_register_am(&hgrid_ops);
 	hi_place_register_kind(hgrid_ops.kind, hgrid_ops.page_layout);
+	hgrid_place_register();
 	define_gucs();
 	define_reloptions();
 }

@@ -24,9 +24,8 @@ typedef struct HgridOptions
 	int			average;		/* 0: CMA, 1: SMA, -1: GUC */
 	int			window;			/* -1: GUC */
 	int			cooling_period; /* -1: GUC, 0: off */
+	int			optane_capacity;	/* kB, -1: GUC, 0: unlimited */
 } HgridOptions;
-
-/* lb.base.optane_capacity: kB, -1: GUC, 0: unlimited */
 
 #define HGRID_BUFFER_KB_DEFAULT		8192	/* thesis 4.3.4: 8 MB */
 #define HGRID_SELECTIVITY_DEFAULT	1.5
@@ -48,8 +47,7 @@ extern void hgrid_params(Relation index, uint32 page_size, HrParams *out);
 /* gridam_hgrid_place.c */
 extern void hgrid_access(Grid *g, int which, const uint32 *pagenos,
 						 const int *frames, int n);
-extern int	hgrid_write_tier(HiIndexShared *sh, int slotno, const char *page,
-							 uint32 old_pte);
+extern void hgrid_place_register(void);
 extern void hgrid_free_ext(dsa_pointer am_ext);
 extern void hgrid_page_freed(Grid *g, uint32 pageno);
 extern IndexBuildResult *hgrid_build(Relation heap, Relation index, IndexInfo *info);

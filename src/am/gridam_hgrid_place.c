@@ -98,8 +98,8 @@ hgrid_access(Grid *g, int which, const uint32 *pagenos, const int *frames, int n
 		hr_maintain(g->sh, st);
 }
 
-/* HiAmOps.write_tier: where the policy wants a page written */
-int
+/* Where the policy wants a page written */
+static int
 hgrid_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_pte)
 {
 	GridShared *gs = grid_lookup_shared(slotno, sh->generation);
@@ -108,6 +108,35 @@ hgrid_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_pte
 		return hr_write_tier(sh, gs->am_ext, page, old_pte);
 	/* no access yet since the index was loaded: pages stay where they are */
 	return HI_PTE_MAPPED(old_pte) ? HI_PTE_TIER(old_pte) : HI_TIER_FLASH;
+}
+
+/*
+ * hgrid's placement modes (thesis section 4.3): hot regions, the random
+ * control and none (GFFM on flash) all go through the hot-region state,
+ * which decides by its mode; the grid buffers' access hook (hgrid_access)
+ * is what it learns from, not the page store's reads.
+ */
+static const HiPlacementPolicy hgrid_policy_hot = {
+	.name = "hot",
+	.write_tier = hgrid_write_tier
+};
+
+static const HiPlacementPolicy hgrid_policy_random = {
+	.name = "random",
+	.write_tier = hgrid_write_tier
+};
+
+static const HiPlacementPolicy hgrid_policy_none = {
+	.name = "none",
+	.write_tier = hgrid_write_tier
+};
+
+void
+hgrid_place_register(void)
+{
+	hi_place_register(HI_AM_HGRID, HR_PLACEMENT_HOT, &hgrid_policy_hot);
+	hi_place_register(HI_AM_HGRID, HR_PLACEMENT_RANDOM, &hgrid_policy_random);
+	hi_place_register(HI_AM_HGRID, HR_PLACEMENT_NONE, &hgrid_policy_none);
 }
 
 /*

@@ -98,6 +98,8 @@ efind_init(void)
 	efind_source_init();
 	hi_register_am(&efind_ops);
 	hi_place_register_kind(efind_ops.kind, efind_ops.page_layout);
+	/* placement none, parameters from the settings (inspect shows them) */
+	hi_wma_register(efind_ops.kind, NULL);
 
 	efind_relopt_kind = add_reloption_kind();
 	add_int_reloption(efind_relopt_kind, "page_size",
@@ -187,10 +189,6 @@ efind_options(Datum reloptions, bool validate)
 	/* the foundation's view: an R-tree with every page on the flash tier */
 	o->base.placement = HI_PLACEMENT_NONE;
 	o->base.optane_tablespace = 0;
-	o->base.epoch_size = -1;
-	o->base.wma_epochs = -1;
-	o->base.wma_threshold = -1;
-	o->base.optane_capacity = 0;
 	return (bytea *) o;
 }
 

@@ -30,6 +30,16 @@ PG_FUNCTION_INFO_V1(hyrtree_handler);
 
 static relopt_kind hyrtree_relopt_kind;
 
+/* hyrtree's reloptions: the common ones and the wma/random parameters */
+typedef struct HyrtreeOptions
+{
+	HiIndexOptions base;
+	int			epoch_size;		/* -1: hybrid_index.epoch_size */
+	int			wma_epochs;		/* -1: hybrid_index.wma_epochs */
+	double		wma_threshold;	/* -1: hybrid_index.wma_threshold */
+	int			optane_capacity;	/* kB, 0 = unlimited */
+} HyrtreeOptions;
+
 static relopt_enum_elt_def placement_values[] = {
 	{"none", HI_PLACEMENT_NONE},
 	{"upper", HI_PLACEMENT_UPPER},
@@ -63,11 +73,26 @@ static const HiAmOps hyrtree_ops = {
 	.page_layout = rt_page_layout
 };
 
+/* The placement parameters of an index (hi_wma_params_fn) */
+static void
+hyrtree_wma_params(Relation index, HiWmaParams *out)
+{
+	HyrtreeOptions *o = (HyrtreeOptions *) index->rd_options;
+
+	if (o == NULL)
+		return;
+	out->epoch_size = o->epoch_size;
+	out->wma_epochs = o->wma_epochs;
+	out->wma_threshold = o->wma_threshold;
+	out->optane_capacity_kb = o->optane_capacity;
+}
+
 void
 hyrtree_init(void)
 {
 	hi_register_am(&hyrtree_ops);
 	hi_place_register_kind(hyrtree_ops.kind, hyrtree_ops.page_layout);
+	hi_wma_register(hyrtree_ops.kind, hyrtree_wma_params);
 	hyrtree_relopt_kind = add_reloption_kind();
 	add_int_reloption(hyrtree_relopt_kind, "page_size",
 					  "Index page size in bytes (a power of two)",
@@ -102,20 +127,20 @@ static bytea *
 hyrtree_options(Datum reloptions, bool validate)
 {
 	static const relopt_parse_elt tab[] = {
-		{"page_size", RELOPT_TYPE_INT, offsetof(HiIndexOptions, page_size)},
-		{"placement", RELOPT_TYPE_ENUM, offsetof(HiIndexOptions, placement)},
-		{"buffer_size", RELOPT_TYPE_INT, offsetof(HiIndexOptions, buffer_size)},
-		{"optane_tablespace", RELOPT_TYPE_STRING, offsetof(HiIndexOptions, optane_tablespace)},
-		{"epoch_size", RELOPT_TYPE_INT, offsetof(HiIndexOptions, epoch_size)},
-		{"wma_epochs", RELOPT_TYPE_INT, offsetof(HiIndexOptions, wma_epochs)},
-		{"wma_threshold", RELOPT_TYPE_REAL, offsetof(HiIndexOptions, wma_threshold)},
-		{"optane_capacity", RELOPT_TYPE_INT, offsetof(HiIndexOptions, optane_capacity)},
+		{"page_size", RELOPT_TYPE_INT, offsetof(HyrtreeOptions, base.page_size)},
+		{"placement", RELOPT_TYPE_ENUM, offsetof(HyrtreeOptions, base.placement)},
+		{"buffer_size", RELOPT_TYPE_INT, offsetof(HyrtreeOptions, base.buffer_size)},
+		{"optane_tablespace", RELOPT_TYPE_STRING, offsetof(HyrtreeOptions, base.optane_tablespace)},
+		{"epoch_size", RELOPT_TYPE_INT, offsetof(HyrtreeOptions, epoch_size)},
+		{"wma_epochs", RELOPT_TYPE_INT, offsetof(HyrtreeOptions, wma_epochs)},
+		{"wma_threshold", RELOPT_TYPE_REAL, offsetof(HyrtreeOptions, wma_threshold)},
+		{"optane_capacity", RELOPT_TYPE_INT, offsetof(HyrtreeOptions, optane_capacity)},
 	};
-	HiIndexOptions *opts;
+	HyrtreeOptions *opts;
 
-	opts = (HiIndexOptions *) build_reloptions(reloptions, validate,
+	opts = (HyrtreeOptions *) build_reloptions(reloptions, validate,
 											   hyrtree_relopt_kind,
-											   sizeof(HiIndexOptions),
+											   sizeof(HyrtreeOptions),
 											   tab, lengthof(tab));
 	if (opts && (opts->wma_epochs == 0 || (opts->wma_threshold >= 0 && opts->wma_threshold < 1) ||
 				 opts->epoch_size == 0))
@@ -123,10 +148,10 @@ hyrtree_options(Datum reloptions, bool validate)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid placement parameters"),
 				 errdetail("epoch_size and wma_epochs must be positive, wma_threshold between 1 and 100.")));
-	if (opts && (opts->page_size & (opts->page_size - 1)) != 0)
+	if (opts && (opts->base.page_size & (opts->base.page_size - 1)) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for page_size: %d", opts->page_size),
+				 errmsg("invalid value for page_size: %d", opts->base.page_size),
 				 errdetail("page_size must be a power of two between %d and %d.",
 						   HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX)));
 	return (bytea *) opts;

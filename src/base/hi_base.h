@@ -49,18 +49,6 @@ typedef enum HiAmKind
 	HI_AM_HGRID = 4
 } HiAmKind;
 
-/* Page placement policies of hyrtree (reloption "placement") */
-typedef enum HiPlacement
-{
-	HI_PLACEMENT_NONE = 0,		/* every page on flash: the papers' R-tree */
-	HI_PLACEMENT_UPPER = 1,		/* non-leaf pages on the fast tier: sHR-tree */
-	HI_PLACEMENT_WMA = 2,		/* upper + hot leaves by WMA score: HyR-tree */
-	HI_PLACEMENT_RANDOM = 3,	/* upper + as many random leaves: rHyR-tree;
-								 * hgrid: as many random pages as "hot" */
-	HI_PLACEMENT_HOT = 4		/* hgrid: hot-region detection (H-Grid) */
-} HiPlacement;
-
-#define HI_WMA_MAX_EPOCHS	10
 
 typedef enum HiIoMethod
 {
@@ -80,10 +68,6 @@ extern bool hi_recheck;
 extern int	hi_dev_read_us[HI_NUM_TIERS];
 extern int	hi_dev_write_us[HI_NUM_TIERS];
 extern int	hi_dev_parallelism[HI_NUM_TIERS];
-extern int	hi_epoch_size;
-extern int	hi_wma_epochs;
-extern double hi_wma_threshold;
-extern int	hi_score_table_entries;
 
 extern void hi_define_gucs(void);
 
@@ -115,7 +99,7 @@ typedef struct HiMeta
 	uint32		version;
 	uint32		am;				/* HiAmKind */
 	uint32		page_size;
-	uint32		placement;		/* HiPlacement */
+	uint32		placement;		/* placement mode, the AM's (policy/placement.h) */
 	uint32		root;			/* logical page id of the root */
 	uint32		height;			/* 1 = root is a leaf */
 	uint32		npages;			/* logical page ids handed out */

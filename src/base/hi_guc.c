@@ -19,10 +19,6 @@ bool		hi_recheck = true;
 int			hi_dev_read_us[HI_NUM_TIERS] = {120, 7};
 int			hi_dev_write_us[HI_NUM_TIERS] = {30, 18};
 int			hi_dev_parallelism[HI_NUM_TIERS] = {8, 4};
-int			hi_epoch_size = 250000;
-int			hi_wma_epochs = 5;
-double		hi_wma_threshold = 95.0;
-int			hi_score_table_entries = 262144;
 
 static const struct config_enum_entry io_method_options[] = {
 	{"io_uring", HI_IO_URING, false},
@@ -109,23 +105,4 @@ hi_define_gucs(void)
 							"Emulated internal parallelism of the fast tier (I/Os served at once).", NULL,
 							&hi_dev_parallelism[HI_TIER_OPTANE], 4, 1, 1024,
 							PGC_SUSET, 0, NULL, NULL, NULL);
-
-	DefineCustomIntVariable("hybrid_index.epoch_size",
-							"Node reads per epoch of the HyR-tree placement (wma, random).",
-							"The paper uses 250000; per index override: reloption epoch_size.",
-							&hi_epoch_size, 250000, 1, INT_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.wma_epochs",
-							"Epochs t in the weighted moving average of leaf reads (Eq. 2).",
-							NULL, &hi_wma_epochs, 5, 1, HI_WMA_MAX_EPOCHS,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomRealVariable("hybrid_index.wma_threshold",
-							 "Percentile N of leaf scores above which leaves move to the fast tier.",
-							 "The paper uses 95 to 99.",
-							 &hi_wma_threshold, 95.0, 1.0, 100.0,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.score_table_entries",
-							"Capacity of the shared Node Score Table (leaves tracked at once, all indexes).",
-							NULL, &hi_score_table_entries, 262144, 1024, 64 * 1024 * 1024,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 }

@@ -28,7 +28,7 @@ typedef struct HiAmOps
 {
 	const char *name;			/* pg_am.amname */
 	HiAmKind	kind;
-	HiPlacement default_placement;	/* when the index has no reloptions */
+	uint32		default_placement;	/* mode when the index has no reloptions */
 	const HiPageSource *source; /* where its structure gets its pages */
 	hi_log_apply_fn redo;		/* replay of one redo log record */
 	void		(*check) (HiIndex *idx);	/* ERROR on the first violation */
@@ -36,9 +36,6 @@ typedef struct HiAmOps
 	HiPageInfo *(*pages) (HiIndex *idx, Size *n);
 	/* optional: forget per-index state of a dropped/rebuilt relfilenode */
 	void		(*discard) (int slotno, uint32 generation);
-	/* optional: the AM's own placement policy (hi_place_write_tier) */
-	int			(*write_tier) (HiIndexShared *sh, int slotno, const char *page,
-							   uint32 old_pte);
 	/* optional: zero the AM's own counters (hybrid_index_reset_stats) */
 	void		(*reset_stats) (HiIndex *idx);
 
@@ -81,10 +78,6 @@ typedef struct HiIndexOptions
 	int			placement;
 	int			buffer_size;	/* kB, 0 = share the whole cache */
 	int			optane_tablespace;	/* offset of the name, 0 = none */
-	int			epoch_size;		/* -1: hybrid_index.epoch_size */
-	int			wma_epochs;		/* -1: hybrid_index.wma_epochs */
-	double		wma_threshold;	/* -1: hybrid_index.wma_threshold */
-	int			optane_capacity;	/* kB, 0 = unlimited */
 } HiIndexOptions;
 
 extern HiIndex *hi_index_open_for(Relation index, hi_log_apply_fn apply,

@@ -258,7 +258,7 @@ fast_tier_full(HiIndexShared *sh, HrState *st)
 static bool
 maintenance_due(HiIndexShared *sh, HrState *st)
 {
-	if (st->prm.mode == HI_PLACEMENT_RANDOM &&
+	if (st->prm.mode == HR_PLACEMENT_RANDOM &&
 		st->quota[HR_DIR] + st->quota[HR_BUCKET] >= 16)
 		return true;
 	if (st->next_cool > 0 && st->clock >= st->next_cool)
@@ -338,7 +338,7 @@ hr_access(HiIndexShared *sh, dsa_pointer p, const HrParams *prm, int kind,
 			*mark = true;
 		}
 	}
-	else if (prm->mode != HI_PLACEMENT_NONE && !(me->flags & HR_F_PROMOTE) &&
+	else if (prm->mode != HR_PLACEMENT_NONE && !(me->flags & HR_F_PROMOTE) &&
 			 !on_fast(sh, pageno))
 	{
 		bool		parent_ok = true;
@@ -350,7 +350,7 @@ hr_access(HiIndexShared *sh, dsa_pointer p, const HrParams *prm, int kind,
 
 			if (par == HI_INVALID_PAGE)
 				parent_ok = false;
-			else if (prm->mode == HI_PLACEMENT_RANDOM)
+			else if (prm->mode == HR_PLACEMENT_RANDOM)
 				parent_ok = prm->dirs_on_fast || (pg[par].flags & HR_F_QUALIFIED);
 			else
 				parent_ok = prm->dirs_on_fast || (pg[par].flags & HR_F_PROMOTE) ||
@@ -361,7 +361,7 @@ hr_access(HiIndexShared *sh, dsa_pointer p, const HrParams *prm, int kind,
 			st->detections[kind]++;
 			if (fast_tier_full(sh, st))
 				st->capacity_refusals++;
-			else if (prm->mode == HI_PLACEMENT_HOT)
+			else if (prm->mode == HR_PLACEMENT_HOT)
 			{
 				me->flags = (me->flags | HR_F_PROMOTE) & ~HR_F_DEMOTE;
 				st->pending_up++;
@@ -608,7 +608,7 @@ hr_maintain(HiIndexShared *sh, dsa_pointer p)
 {
 	HrState    *st = state_of(p);
 
-	if (st->prm.mode == HI_PLACEMENT_RANDOM)
+	if (st->prm.mode == HR_PLACEMENT_RANDOM)
 		random_moves(sh, st);
 	if ((st->next_cool > 0 && st->clock >= st->next_cool) ||
 		(st->prm.capacity > 0 && sh->used_slots[HI_TIER_OPTANE] > st->prm.capacity))
@@ -714,8 +714,8 @@ hr_json(HiIndexShared *sh, dsa_pointer p, StringInfo out)
 					 "\"cooling_period\": " INT64_FORMAT ", \"optane_capacity_pages\": %u, "
 					 "\"accesses\": " UINT64_FORMAT ", \"cooling_rounds\": " UINT64_FORMAT ", "
 					 "\"capacity_refusals\": " UINT64_FORMAT ", \"pending_promotions\": %u",
-					 st->prm.mode == HI_PLACEMENT_HOT ? "hot" :
-					 st->prm.mode == HI_PLACEMENT_RANDOM ? "random" : "none",
+					 st->prm.mode == HR_PLACEMENT_HOT ? "hot" :
+					 st->prm.mode == HR_PLACEMENT_RANDOM ? "random" : "none",
 					 st->prm.dirs_on_fast ? "true" : "false",
 					 st->prm.selectivity, st->prm.sma ? "sma" : "cma", st->prm.window,
 					 st->prm.cooling, st->prm.capacity, st->clock,

@@ -6,13 +6,18 @@
  *	  future work.  The policy knows pages, their kinds and their parents;
  *	  it knows nothing of the Grid File (am/gridam_hgrid.c feeds it).
  */
-#ifndef HOT_REGION_H
-#define HOT_REGION_H
+#ifndef HGRID_HOT_REGION_H
+#define HGRID_HOT_REGION_H
 
 #include "lib/stringinfo.h"
 
 #include "base/hi_base.h"
 #include "core/hi_core.h"
+
+/* Placement modes of hgrid (reloption placement; values kept in map files) */
+#define HR_PLACEMENT_NONE	0	/* GFFM: every page on flash */
+#define HR_PLACEMENT_RANDOM 3	/* as many random pages as "hot" would move */
+#define HR_PLACEMENT_HOT	4	/* hot-region detection (H-Grid) */
 
 #define HR_DIR		0			/* a sub-directory page */
 #define HR_BUCKET	1			/* a bucket page */
@@ -21,7 +26,7 @@
 /* Parameters: reloptions over GUCs, refreshed by every operation */
 typedef struct HrParams
 {
-	int			mode;			/* HI_PLACEMENT_NONE, _HOT or _RANDOM */
+	int			mode;			/* HR_PLACEMENT_* */
 	bool		dirs_on_fast;	/* the thesis' "H-Grid special case" */
 	double		selectivity;	/* s of Algorithm 9 */
 	bool		sma;			/* simple moving average instead of CMA */
@@ -50,7 +55,7 @@ extern bool hr_access(HiIndexShared *sh, dsa_pointer p, const HrParams *prm,
 /* Cooling, capacity and random-mode moves; call without grid locks */
 extern void hr_maintain(HiIndexShared *sh, dsa_pointer p);
 
-/* The tier a page is written to (HiAmOps.write_tier of hgrid) */
+/* The tier a page is written to (hgrid's placement policies) */
 extern int	hr_write_tier(HiIndexShared *sh, dsa_pointer p, const char *page,
 						  uint32 old_pte);
 
@@ -66,4 +71,4 @@ extern void hr_check_freed(dsa_pointer p, const uint32 *ids, uint32 n);
 /* Forget counters (hybrid_index_reset_stats) */
 extern void hr_reset_stats(dsa_pointer p);
 
-#endif							/* HOT_REGION_H */
+#endif							/* HGRID_HOT_REGION_H */

@@ -1,8 +1,18 @@
 /*
  * placement.h
- *	  Page placement between the tiers (policy/hyrtree_placement.c): none/upper,
- *	  HyR-tree's weighted moving average, rHyR-tree's random control, and
- *	  the dispatch to an access method's own policy (H-Grid's hot regions).
+ *	  Page placement between the tiers.  A placement policy decides which
+ *	  tier each page of an index is written to, may learn from the pages an
+ *	  index reads, and may move clean pages; each is one implementation of
+ *	  HiPlacementPolicy, registered for an access method kind and a
+ *	  placement mode (the index's reloption "placement"), with its
+ *	  per-index state in shared memory of its own:
+ *
+ *	  policy/placement.c	the registry and the dispatch the page store calls
+ *	  policy/hyrtree_wma.c	the R-tree AMs': none, upper (sHR-tree), HyR-tree's
+ *							weighted moving average and the rHyR-tree's
+ *							random control
+ *	  policy/hgrid_hot_region.c and am/gridam_hgrid_place.c
+ *							H-Grid's hot regions and its random control
  */
 #ifndef HI_PLACEMENT_H
 #define HI_PLACEMENT_H
@@ -10,20 +20,60 @@
 #include "base/hi_base.h"
 #include "utils/rel.h"
 
-extern void hi_place_init(void);
+/* Placement modes of the R-tree access methods (reloption placement) */
+#define HI_PLACEMENT_NONE	0	/* every page on flash: the papers' R-tree */
+#define HI_PLACEMENT_UPPER	1	/* non-leaf pages on the fast tier: sHR-tree */
+#define HI_PLACEMENT_WMA	2	/* upper + hot leaves by WMA score: HyR-tree */
+#define HI_PLACEMENT_RANDOM 3	/* upper + as many random leaves: rHyR-tree */
+#define HI_PLACEMENT_MODES	8	/* modes an access method may register */
+
+#define HI_WMA_MAX_EPOCHS	10
+
+typedef struct HiPlacementPolicy
+{
+	const char *name;			/* the mode's name (hybrid_index_inspect) */
+	/* pages the index just read, from the tier files or a cache */
+	void		(*note_reads) (HiIndexShared *sh, int slotno, const uint32 *pagenos,
+							   char *const *pages, int n);
+	/* the tier a page is written to (old_pte: its current mapping, 0: none) */
+	int			(*write_tier) (HiIndexShared *sh, int slotno, const char *page,
+							   uint32 old_pte);
+	/* whether a clean page leaving a cache should move up anyway */
+	bool		(*migrate_clean) (HiIndexShared *sh, int slotno, const char *page,
+								  uint32 pte);
+	/* the policy's state as a JSON object (hybrid_index_inspect) */
+	char	   *(*json) (HiIndexShared *sh);
+} HiPlacementPolicy;
+
+/* policy/placement.c */
+extern void hi_place_register(HiAmKind kind, uint32 mode,
+							  const HiPlacementPolicy *policy);
+extern const HiPlacementPolicy *hi_place_policy(const HiIndexShared *sh);
 extern void hi_place_register_kind(HiAmKind kind,
-								  const char *(*page_layout) (const char *, uint32));
-extern Size hi_place_shmem_size(void);
-extern void hi_place_shmem_init(void);
-extern void hi_place_configure(HiIndexShared *sh, Relation index);
-extern void hi_place_note_reads(HiIndexShared *sh, int slotno, const uint32 *pagenos,
-								char *const *pages, int n);
+								   const char *(*page_layout) (const char *, uint32));
 extern int	hi_place_write_tier(HiIndexShared *sh, int slotno, const char *page,
 								uint32 old_pte);
-extern bool hi_place_migrate_clean(HiIndexShared *sh, int slotno, const char *page,
-								   uint32 pte);
-extern void hi_place_forget(int slotno, uint32 generation);
-extern double hi_place_score(HiIndexShared *sh, int slotno, uint32 pageno);
 extern char *hi_place_json(HiIndexShared *sh);
+
+/*
+ * policy/hyrtree_wma.c: the R-tree AMs' policies (none, upper, wma,
+ * random), registered for a kind by hi_wma_register.  The parameters of wma and random come from the access method
+ * (its reloptions over the hybrid_index.* settings) through params.
+ */
+typedef struct HiWmaParams
+{
+	int			epoch_size;		/* node reads per epoch; <= 0: GUC */
+	int			wma_epochs;		/* t; <= 0: GUC */
+	double		wma_threshold;	/* N-th percentile; <= 0: GUC */
+	int			optane_capacity_kb; /* fast-tier capacity; <= 0: unlimited */
+} HiWmaParams;
+
+typedef void (*hi_wma_params_fn) (Relation index, HiWmaParams *out);
+
+extern void hi_wma_init(void);
+extern void hi_wma_register(HiAmKind kind, hi_wma_params_fn params);
+extern Size hi_wma_shmem_size(void);
+extern void hi_wma_shmem_init(void);
+extern double hi_place_score(HiIndexShared *sh, int slotno, uint32 pageno);
 
 #endif							/* HI_PLACEMENT_H */

@@ -201,9 +201,7 @@ rt_inspect_json(HiIndex *idx)
 					 "\"cache_frames\": %u, \"cache_budget_frames\": %d, \"levels\": [",
 					 hi_am_ops_by_kind(meta->am) ? hi_am_ops_by_kind(meta->am)->name : "?",
 					 meta->page_size,
-					 meta->placement == HI_PLACEMENT_UPPER ? "upper" :
-					 meta->placement == HI_PLACEMENT_WMA ? "wma" :
-					 meta->placement == HI_PLACEMENT_RANDOM ? "random" : "none",
+					 hi_place_policy(sh)->name,
 					 meta->height, (unsigned long long) meta->nentries,
 					 (unsigned long long) meta->nnulls, meta->npages,
 					 (unsigned long long) pg_atomic_read_u64(&sh->checkpoints),

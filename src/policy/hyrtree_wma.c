@@ -1,6 +1,7 @@
 /*
- * hyrtree_placement.c
- *	  Which tier a page belongs on: the placement policies of hyrtree.
+ * hyrtree_wma.c
+ *	  Which tier a page belongs on: the placement policies of the R-tree
+ *	  access methods (hyrtree; efind uses none).
  *
  *	none	every page on flash (the papers' R-tree on flash)
  *	upper	non-leaf pages on the fast tier (sHR-tree)
@@ -50,8 +51,19 @@
 #include "policy/placement.h"
 #include "core/hi_core.h"
 #include "storage/storage.h"
+#include "utils/guc.h"
 
 #define NST_PARTITIONS 16
+
+/* settings (hi_wma_init), the defaults of the reloptions */
+static int	wma_epoch_size_guc = 250000;
+static int	wma_epochs_guc = 5;
+static double wma_threshold_guc = 95.0;
+static int	score_table_entries = 262144;
+
+/* the R-tree kinds (hi_wma_register) and where their indexes' parameters come from */
+static bool registered[HI_AM_HGRID + 1];
+static hi_wma_params_fn params_of[HI_AM_HGRID + 1];
 
 typedef struct NstKey
 {
@@ -74,7 +86,7 @@ static HTAB *nst = NULL;
 
 /*
  * Per-index state of the wma and random policies, one per registry slot,
- * in shared memory of this module (reset by hi_place_configure).
+ * in shared memory of this module (reset by wma_configure).
  */
 typedef struct WmaSlot
 {
@@ -107,15 +119,15 @@ wma_slot(HiIndexShared *sh)
 static LWLockPadded *nst_locks = NULL;
 
 Size
-hi_place_shmem_size(void)
+hi_wma_shmem_size(void)
 {
 	RequestNamedLWLockTranche("hybrid_index_nst", NST_PARTITIONS);
-	return add_size(hash_estimate_size(hi_score_table_entries, sizeof(NstEntry)),
+	return add_size(hash_estimate_size(score_table_entries, sizeof(NstEntry)),
 					mul_size(sizeof(WmaSlot), hi_max_indexes));
 }
 
 void
-hi_place_shmem_init(void)
+hi_wma_shmem_init(void)
 {
 	HASHCTL		info;
 	bool		found;
@@ -124,8 +136,8 @@ hi_place_shmem_init(void)
 	info.keysize = sizeof(NstKey);
 	info.entrysize = sizeof(NstEntry);
 	info.num_partitions = NST_PARTITIONS;
-	nst = ShmemInitHash("hybrid_index node score table", hi_score_table_entries,
-						hi_score_table_entries, &info,
+	nst = ShmemInitHash("hybrid_index node score table", score_table_entries,
+						score_table_entries, &info,
 						HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
 	nst_locks = GetNamedLWLockTranche("hybrid_index_nst");
 
@@ -155,27 +167,26 @@ nst_lock(uint32 hash)
 	return &nst_locks[hash % NST_PARTITIONS].lock;
 }
 
-static bool
-tracks_leaves(HiIndexShared *sh)
+/*
+ * Slot hook: the parameters of an index of an R-tree kind (its reloptions
+ * over the settings), and a fresh state, when it is loaded or created.
+ */
+static void
+wma_configure(HiIndexShared *sh, Relation index)
 {
-	return sh->meta.placement == HI_PLACEMENT_WMA ||
-		sh->meta.placement == HI_PLACEMENT_RANDOM;
-}
-
-/* Policy parameters of an index: reloptions, else GUCs */
-void
-hi_place_configure(HiIndexShared *sh, Relation index)
-{
-	HiIndexOptions *opts = hi_index_options(index);
 	uint32		page_size = sh->meta.page_size ? sh->meta.page_size : HI_PAGE_SIZE_DEFAULT;
 	WmaSlot    *w = wma_slot(sh);
+	HiWmaParams prm = {0};
 
-	w->epoch_size = (opts && opts->epoch_size > 0) ? opts->epoch_size : hi_epoch_size;
-	w->wma_epochs = (opts && opts->wma_epochs > 0) ? opts->wma_epochs : hi_wma_epochs;
-	w->wma_threshold = (opts && opts->wma_threshold > 0) ? opts->wma_threshold :
-		hi_wma_threshold;
-	w->optane_capacity = (opts && opts->optane_capacity > 0) ?
-		(uint32) Max(1, (int64) opts->optane_capacity * 1024 / page_size) : 0;
+	if (sh->meta.am >= lengthof(registered) || !registered[sh->meta.am])
+		return;
+	if (params_of[sh->meta.am])
+		params_of[sh->meta.am] (index, &prm);
+	w->epoch_size = prm.epoch_size > 0 ? prm.epoch_size : wma_epoch_size_guc;
+	w->wma_epochs = prm.wma_epochs > 0 ? prm.wma_epochs : wma_epochs_guc;
+	w->wma_threshold = prm.wma_threshold > 0 ? prm.wma_threshold : wma_threshold_guc;
+	w->optane_capacity = prm.optane_capacity_kb > 0 ?
+		(uint32) Max(1, (int64) prm.optane_capacity_kb * 1024 / page_size) : 0;
 	pg_atomic_write_u64(&w->epoch_reads, 0);
 	pg_atomic_write_u64(&w->migrations_up, 0);
 	pg_atomic_write_u64(&w->migrations_down, 0);
@@ -455,15 +466,15 @@ epoch_end(HiIndexShared *sh, int slotno)
  * The cache reports every page an index read (hits and misses): leaves
  * count in the NST, every page counts toward the epoch.
  */
-void
-hi_place_note_reads(HiIndexShared *sh, int slotno, const uint32 *pagenos,
-					char *const *pages, int n)
+static void
+wma_note_reads(HiIndexShared *sh, int slotno, const uint32 *pagenos,
+			   char *const *pages, int n)
 {
 	WmaSlot    *w = wma_slot(sh);
 	uint64		before;
 	int			i;
 
-	if (!tracks_leaves(sh) || nst == NULL || n == 0)
+	if (nst == NULL || n == 0)
 		return;
 	for (i = 0; i < n; i++)
 	{
@@ -550,75 +561,84 @@ count_for_random(HiIndexShared *sh, int slotno, uint32 pageno)
 	LWLockRelease(nst_lock(hash));
 }
 
+/* none: every page on flash (the papers' R-tree) */
+static int
+none_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_pte)
+{
+	return HI_TIER_FLASH;
+}
+
+/* upper: the sHR-tree, non-leaf pages on the fast tier */
+static int
+upper_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_pte)
+{
+	return ((const HiPageHeader *) page)->level == 0 ? HI_TIER_FLASH : HI_TIER_OPTANE;
+}
+
 /*
  * Algorithm 2: the tier a page is written to.  old_pte is where it lives
- * now (0 for a page never written).
+ * now (0 for a page never written).  Upper levels go to the fast tier, a
+ * leaf stays where it is unless it is hot (wma) or counts for the random
+ * control's quota (random).
  */
-int
-hi_place_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_pte)
+static int
+wma_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_pte)
 {
-	WmaSlot    *w = wma_slot(sh);
 	const HiPageHeader *h = (const HiPageHeader *) page;
-	bool		leaf = h->level == 0;
-	bool		on_fast = HI_PTE_MAPPED(old_pte) && HI_PTE_TIER(old_pte) == HI_TIER_OPTANE;
-	const HiAmOps *ops = hi_am_ops_by_kind((HiAmKind) sh->meta.am);
+	WmaSlot    *w = wma_slot(sh);
 
-	/* an access method with a placement policy of its own (hgrid) */
-	if (ops && ops->write_tier)
-		return ops->write_tier(sh, slotno, page, old_pte);
-
-	switch ((HiPlacement) sh->meta.placement)
+	if (h->level != 0 || (HI_PTE_MAPPED(old_pte) && HI_PTE_TIER(old_pte) == HI_TIER_OPTANE))
+		return HI_TIER_OPTANE;
+	if (!(h->flags & HI_PAGE_FLAG_NULLS) && HI_PTE_MAPPED(old_pte) &&
+		wma_wants(sh, slotno, h->pageno))
 	{
-		case HI_PLACEMENT_NONE:
-			return HI_TIER_FLASH;
-		case HI_PLACEMENT_UPPER:
-			return leaf ? HI_TIER_FLASH : HI_TIER_OPTANE;
-		case HI_PLACEMENT_WMA:
-			if (!leaf)
-				return HI_TIER_OPTANE;
-			if (on_fast)
-				return HI_TIER_OPTANE;
-			if (!(h->flags & HI_PAGE_FLAG_NULLS) && HI_PTE_MAPPED(old_pte) &&
-				wma_wants(sh, slotno, h->pageno))
-			{
-				pg_atomic_fetch_add_u64(&w->migrations_up, 1);
-				return HI_TIER_OPTANE;
-			}
-			return HI_TIER_FLASH;
-		case HI_PLACEMENT_RANDOM:
-			if (!leaf)
-				return HI_TIER_OPTANE;
-			if (on_fast)
-				return HI_TIER_OPTANE;
-			if (!(h->flags & HI_PAGE_FLAG_NULLS) && HI_PTE_MAPPED(old_pte))
-				count_for_random(sh, slotno, h->pageno);
-			return HI_TIER_FLASH;
-		case HI_PLACEMENT_HOT:
-			break;				/* hgrid's own, above */
+		pg_atomic_fetch_add_u64(&w->migrations_up, 1);
+		return HI_TIER_OPTANE;
 	}
 	return HI_TIER_FLASH;
 }
 
-/* Algorithm 2, lines 2-6: a clean victim that should move up anyway */
-bool
-hi_place_migrate_clean(HiIndexShared *sh, int slotno, const char *page, uint32 pte)
+static int
+random_write_tier(HiIndexShared *sh, int slotno, const char *page, uint32 old_pte)
 {
 	const HiPageHeader *h = (const HiPageHeader *) page;
 
-	if (!tracks_leaves(sh) || h->level != 0 || (h->flags & HI_PAGE_FLAG_NULLS) ||
-		!HI_PTE_MAPPED(pte) || HI_PTE_TIER(pte) != HI_TIER_FLASH)
-		return false;
-	if (sh->meta.placement == HI_PLACEMENT_RANDOM)
-	{
+	if (h->level != 0 || (HI_PTE_MAPPED(old_pte) && HI_PTE_TIER(old_pte) == HI_TIER_OPTANE))
+		return HI_TIER_OPTANE;
+	if (!(h->flags & HI_PAGE_FLAG_NULLS) && HI_PTE_MAPPED(old_pte))
 		count_for_random(sh, slotno, h->pageno);
-		return false;
-	}
-	return wma_wants(sh, slotno, h->pageno);
+	return HI_TIER_FLASH;
+}
+
+/* Algorithm 2, lines 2-6: a clean flash leaf evicted that should move up */
+static bool
+clean_flash_leaf(const char *page, uint32 pte)
+{
+	const HiPageHeader *h = (const HiPageHeader *) page;
+
+	return h->level == 0 && !(h->flags & HI_PAGE_FLAG_NULLS) &&
+		HI_PTE_MAPPED(pte) && HI_PTE_TIER(pte) == HI_TIER_FLASH;
+}
+
+static bool
+wma_migrate_clean(HiIndexShared *sh, int slotno, const char *page, uint32 pte)
+{
+	return clean_flash_leaf(page, pte) &&
+		wma_wants(sh, slotno, ((const HiPageHeader *) page)->pageno);
+}
+
+/* random: counts the leaf WMA would have moved, moves it not */
+static bool
+random_migrate_clean(HiIndexShared *sh, int slotno, const char *page, uint32 pte)
+{
+	if (clean_flash_leaf(page, pte))
+		count_for_random(sh, slotno, ((const HiPageHeader *) page)->pageno);
+	return false;
 }
 
 /* Drop the NST entries of a slot generation (index dropped or rebuilt) */
-void
-hi_place_forget(int slotno, uint32 generation)
+static void
+wma_forget(int slotno, uint32 generation)
 {
 	HASH_SEQ_STATUS seq;
 	NstEntry   *e;
@@ -637,8 +657,8 @@ hi_place_forget(int slotno, uint32 generation)
 }
 
 /* Policy state as a JSON object, for hybrid_index_inspect */
-char *
-hi_place_json(HiIndexShared *sh)
+static char *
+wma_json(HiIndexShared *sh)
 {
 	WmaSlot    *w = wma_slot(sh);
 	StringInfoData buf;
@@ -676,31 +696,77 @@ hi_place_json(HiIndexShared *sh)
 	return buf.data;
 }
 
-static const HiSlotHooks place_slot_hooks = {
-	.configure = hi_place_configure,
-	.forget = hi_place_forget
+static const HiPlacementPolicy policy_none = {
+	.name = "none",
+	.write_tier = none_write_tier,
+	.json = wma_json
 };
 
-/* Called once from _PG_init: placement keeps per-index state */
+static const HiPlacementPolicy policy_upper = {
+	.name = "upper",
+	.write_tier = upper_write_tier,
+	.json = wma_json
+};
+
+static const HiPlacementPolicy policy_wma = {
+	.name = "wma",
+	.note_reads = wma_note_reads,
+	.write_tier = wma_write_tier,
+	.migrate_clean = wma_migrate_clean,
+	.json = wma_json
+};
+
+static const HiPlacementPolicy policy_random = {
+	.name = "random",
+	.note_reads = wma_note_reads,
+	.write_tier = random_write_tier,
+	.migrate_clean = random_migrate_clean,
+	.json = wma_json
+};
+
+static const HiSlotHooks wma_slot_hooks = {
+	.configure = wma_configure,
+	.forget = wma_forget
+};
+
+/* Called once from _PG_init: the settings and the per-index state */
 void
-hi_place_init(void)
+hi_wma_init(void)
 {
-	hi_register_slot_hooks(&place_slot_hooks);
+	DefineCustomIntVariable("hybrid_index.epoch_size",
+							"Node reads per epoch of the HyR-tree placement (wma, random).",
+							"The paper uses 250000; per index override: reloption epoch_size.",
+							&wma_epoch_size_guc, 250000, 1, INT_MAX,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.wma_epochs",
+							"Epochs t in the weighted moving average of leaf reads (Eq. 2).",
+							NULL, &wma_epochs_guc, 5, 1, HI_WMA_MAX_EPOCHS,
+							PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("hybrid_index.wma_threshold",
+							 "Percentile N of leaf scores above which leaves move to the fast tier.",
+							 "The paper uses 95 to 99.",
+							 &wma_threshold_guc, 95.0, 1.0, 100.0,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("hybrid_index.score_table_entries",
+							"Capacity of the shared Node Score Table (leaves tracked at once, all indexes).",
+							NULL, &score_table_entries, 262144, 1024, 64 * 1024 * 1024,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	hi_register_slot_hooks(&wma_slot_hooks);
 }
 
 /*
- * The page store's policy for an access method kind: its page layout
- * check, and placement by this module (which hands hgrid's pages to its own
- * policy, HiAmOps.write_tier).
+ * An R-tree kind's placement modes: none, upper, wma and random, with the
+ * parameters of its indexes from params (NULL: the settings).
  */
 void
-hi_place_register_kind(HiAmKind kind, const char *(*page_layout) (const char *, uint32))
+hi_wma_register(HiAmKind kind, hi_wma_params_fn params)
 {
-	HiStorePolicy *p = MemoryContextAllocZero(TopMemoryContext, sizeof(HiStorePolicy));
-
-	p->page_layout = page_layout;
-	p->note_reads = hi_place_note_reads;
-	p->write_tier = hi_place_write_tier;
-	p->migrate_clean = hi_place_migrate_clean;
-	hi_store_register(kind, p);
+	if ((int) kind < 0 || (int) kind >= (int) lengthof(params_of))
+		elog(ERROR, "invalid hybrid_index access method kind %d", (int) kind);
+	registered[kind] = true;
+	params_of[kind] = params;
+	hi_place_register(kind, HI_PLACEMENT_NONE, &policy_none);
+	hi_place_register(kind, HI_PLACEMENT_UPPER, &policy_upper);
+	hi_place_register(kind, HI_PLACEMENT_WMA, &policy_wma);
+	hi_place_register(kind, HI_PLACEMENT_RANDOM, &policy_random);
 }
