@@ -128,7 +128,8 @@ typedef struct AmScanBase
 
 extern IndexScanDesc am_beginscan(Relation index, int nkeys, int norderbys,
 								  Size opaque_size);
-extern void am_rescan_keys(IndexScanDesc scan, ScanKey keys, ScanKey orderbys);
+extern void am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
+					  int norderbys);
 extern void am_check_forward(IndexScanDesc scan, ScanDirection dir);
 extern bool am_orderby_box(IndexScanDesc scan, HiBox *box);
 extern void am_set_orderby(IndexScanDesc scan, double dist, bool isnull);

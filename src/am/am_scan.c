@@ -47,14 +47,16 @@ am_beginscan(Relation index, int nkeys, int norderbys, Size opaque_size)
 	return scan;
 }
 
-/* amrescan's new scan keys and ORDER BY keys, if given */
+/* amrescan: the new scan keys and ORDER BY keys, if given; a new answer */
 void
-am_rescan_keys(IndexScanDesc scan, ScanKey keys, ScanKey orderbys)
+am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
+		  int norderbys)
 {
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
+	am_scan_reset(scan);
 }
 
 void

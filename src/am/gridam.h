@@ -72,8 +72,6 @@ extern bool lbgrid_insert(Relation index, Datum *values, bool *isnull,
 
 /* gridam_scan.c */
 extern IndexScanDesc lbgrid_beginscan(Relation index, int nkeys, int norderbys);
-extern void lbgrid_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
-						  ScanKey orderbys, int norderbys);
 extern bool lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 lbgrid_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 

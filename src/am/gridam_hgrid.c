@@ -81,37 +81,41 @@ static const HiAmOps hgrid_ops = {
 	.page_layout = grid_page_layout
 };
 
+static const HiGucDef hgrid_gucs[] = {
+	{"hybrid_index.hgrid_buffer_size",
+		"Memory of an hgrid index's directory and bucket buffers.",
+		"Applies when the index is loaded; per index: reloption buffer_size.",
+		HI_GUC_INT, &hgrid_buffer_kb, HGRID_BUFFER_KB_DEFAULT, 64, 64 * 1024 * 1024, NULL, PGC_SUSET, GUC_UNIT_KB},
+	{"hybrid_index.hgrid_selectivity",
+		"Selectivity s of H-Grid's hot-region detection: a page is hot if its weight exceeds s times the average.",
+		NULL,
+		HI_GUC_REAL, &hgrid_selectivity, HGRID_SELECTIVITY_DEFAULT, 0.0, 1000.0, NULL, PGC_SUSET, 0},
+	{"hybrid_index.hgrid_average",
+		"Average the hot-region weights are compared with: cumulative (cma) or simple moving (sma).",
+		NULL,
+		HI_GUC_ENUM, &hgrid_average, 0, 0, 0, average_options, PGC_SUSET, 0},
+	{"hybrid_index.hgrid_window",
+		"Weights in the simple moving average of H-Grid (average = sma).",
+		NULL,
+		HI_GUC_INT, &hgrid_window, HGRID_WINDOW_DEFAULT, 1, HR_SMA_MAX_WINDOW, NULL, PGC_SUSET, 0},
+	{"hybrid_index.hgrid_cooling_period",
+		"Page accesses between H-Grid cooling rounds, which move pages unread for a whole period back to flash (0: never).",
+		NULL,
+		HI_GUC_INT, &hgrid_cooling_period, HGRID_COOLING_DEFAULT, 0, INT_MAX, NULL, PGC_SUSET, 0},
+	{"hybrid_index.hgrid_optane_capacity",
+		"Fast-tier capacity of an hgrid index (0: unlimited).",
+		NULL,
+		HI_GUC_INT, &hgrid_capacity_kb, 0, 0, INT_MAX, NULL, PGC_SUSET, GUC_UNIT_KB},
+	{"hybrid_index.hgrid_directories_on_optane",
+		"Whether hgrid indexes keep every sub-directory on the fast tier (the H-Grid special case).",
+		NULL,
+		HI_GUC_BOOL, &hgrid_dirs_on_optane, 0, 0, 0, NULL, PGC_SUSET, 0},
+};
+
 static void
 define_gucs(void)
 {
-	DefineCustomIntVariable("hybrid_index.hgrid_buffer_size",
-							"Memory of an hgrid index's directory and bucket buffers.",
-							"Applies when the index is loaded; per index: reloption buffer_size.",
-							&hgrid_buffer_kb, HGRID_BUFFER_KB_DEFAULT, 64, 64 * 1024 * 1024,
-							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomRealVariable("hybrid_index.hgrid_selectivity",
-							 "Selectivity s of H-Grid's hot-region detection: a page is hot if its weight exceeds s times the average.",
-							 NULL, &hgrid_selectivity, HGRID_SELECTIVITY_DEFAULT, 0.0, 1000.0,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomEnumVariable("hybrid_index.hgrid_average",
-							 "Average the hot-region weights are compared with: cumulative (cma) or simple moving (sma).",
-							 NULL, &hgrid_average, 0, average_options,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.hgrid_window",
-							"Weights in the simple moving average of H-Grid (average = sma).",
-							NULL, &hgrid_window, HGRID_WINDOW_DEFAULT, 1, HR_SMA_MAX_WINDOW,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.hgrid_cooling_period",
-							"Page accesses between H-Grid cooling rounds, which move pages unread for a whole period back to flash (0: never).",
-							NULL, &hgrid_cooling_period, HGRID_COOLING_DEFAULT, 0, INT_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.hgrid_optane_capacity",
-							"Fast-tier capacity of an hgrid index (0: unlimited).",
-							NULL, &hgrid_capacity_kb, 0, 0, INT_MAX,
-							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomBoolVariable("hybrid_index.hgrid_directories_on_optane",
-							 "Whether hgrid indexes keep every sub-directory on the fast tier (the H-Grid special case).",
-							 NULL, &hgrid_dirs_on_optane, false, PGC_SUSET, 0, NULL, NULL, NULL);
+	hi_define_guc_table(hgrid_gucs, lengthof(hgrid_gucs));
 }
 
 static void

@@ -67,51 +67,53 @@ static const HiAmOps lbgrid_ops = {
 	.page_layout = lbgrid_page_layout
 };
 
+static const HiGucDef lbgrid_gucs[] = {
+	{"hybrid_index.lbgrid_buffer_size",
+		"Memory of an lbgrid index's directory and bucket buffers (HLRU lists).",
+		"Applies when the index is loaded; per index: reloption buffer_size.",
+		HI_GUC_INT, &lbgrid_buffer_kb, LBGRID_BUFFER_KB_DEFAULT, 64, 64 * 1024 * 1024, NULL, PGC_SUSET, GUC_UNIT_KB},
+	{"hybrid_index.lbgrid_buffer_split",
+		"Percentage of the lbgrid buffer given to directory pages.",
+		"The thesis uses 75 (directories) / 25 (buckets).",
+		HI_GUC_INT, &lbgrid_buffer_split, LBGRID_BUFFER_SPLIT_DEFAULT, 1, 99, NULL, PGC_SUSET, 0},
+	{"hybrid_index.lbgrid_cold_size",
+		"Pages in each cold LRU list (CLRU) of an lbgrid index, written as one batch.",
+		NULL,
+		HI_GUC_INT, &lbgrid_cold_size, LBGRID_COLD_DEFAULT, 1, LBGRID_COLD_MAX, NULL, PGC_SUSET, 0},
+	{"hybrid_index.lbgrid_merge_threshold",
+		"Bucket occupancy (percent) below which lbgrid merges buckets.",
+		NULL,
+		HI_GUC_INT, &lbgrid_merge_threshold, LBGRID_MERGE_DEFAULT, 0, LBGRID_MERGE_MAX, NULL, PGC_SUSET, 0},
+	{"hybrid_index.lbgrid_batch_size",
+		"Pages per batched read of lbgrid range, kNN and group queries.",
+		"0: half of the bucket buffer; 1: no batching.",
+		HI_GUC_INT, &lbgrid_batch_size, 0, 0, INT_MAX, NULL, PGC_SUSET, 0},
+	{"hybrid_index.lbgrid_knn_prefetch",
+		"Whether lbgrid kNN scans read the closest cells' buckets in batches.",
+		NULL,
+		HI_GUC_BOOL, &lbgrid_knn_prefetch, 1, 0, 0, NULL, PGC_SUSET, 0},
+	{"hybrid_index.lbgrid_logging",
+		"Whether new lbgrid indexes keep buckets in log-buckets (LB-Grid) or in place (GFFM).",
+		"Fixed when the index is built; per index: reloption logging.",
+		HI_GUC_BOOL, &lbgrid_logging, 1, 0, 0, NULL, PGC_SUSET, 0},
+	{"hybrid_index.lbgrid_bucket_capacity",
+		"Entries per bucket of new lbgrid indexes (0: as many as a page holds).",
+		NULL,
+		HI_GUC_INT, &lbgrid_bucket_capacity, 0, 0, LBGRID_CAPACITY_MAX, NULL, PGC_SUSET, 0},
+	{"hybrid_index.lbgrid_compact_threshold",
+		"Live records (percent) below which an LB-Grid log-bucket is compacted.",
+		NULL,
+		HI_GUC_INT, &lbgrid_compact_threshold, LBGRID_COMPACT_DEFAULT, 0, LBGRID_COMPACT_MAX, NULL, PGC_SUSET, 0},
+	{"hybrid_index.lbgrid_max_list",
+		"Log-buckets a bucket's BTT list may reach before the bucket is rewritten (0: no limit).",
+		NULL,
+		HI_GUC_INT, &lbgrid_max_list, LBGRID_MAX_LIST_DEFAULT, 0, LBGRID_MAX_LIST_MAX, NULL, PGC_SUSET, 0},
+};
+
 static void
 define_gucs(void)
 {
-	DefineCustomIntVariable("hybrid_index.lbgrid_buffer_size",
-							"Memory of an lbgrid index's directory and bucket buffers (HLRU lists).",
-							"Applies when the index is loaded; per index: reloption buffer_size.",
-							&lbgrid_buffer_kb, LBGRID_BUFFER_KB_DEFAULT, 64, 64 * 1024 * 1024,
-							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.lbgrid_buffer_split",
-							"Percentage of the lbgrid buffer given to directory pages.",
-							"The thesis uses 75 (directories) / 25 (buckets).",
-							&lbgrid_buffer_split, LBGRID_BUFFER_SPLIT_DEFAULT, 1, 99,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.lbgrid_cold_size",
-							"Pages in each cold LRU list (CLRU) of an lbgrid index, written as one batch.",
-							NULL, &lbgrid_cold_size, LBGRID_COLD_DEFAULT, 1, LBGRID_COLD_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.lbgrid_merge_threshold",
-							"Bucket occupancy (percent) below which lbgrid merges buckets.",
-							NULL, &lbgrid_merge_threshold, LBGRID_MERGE_DEFAULT, 0, LBGRID_MERGE_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.lbgrid_batch_size",
-							"Pages per batched read of lbgrid range, kNN and group queries.",
-							"0: half of the bucket buffer; 1: no batching.",
-							&lbgrid_batch_size, 0, 0, INT_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomBoolVariable("hybrid_index.lbgrid_knn_prefetch",
-							 "Whether lbgrid kNN scans read the closest cells' buckets in batches.",
-							 NULL, &lbgrid_knn_prefetch, true, PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomBoolVariable("hybrid_index.lbgrid_logging",
-							 "Whether new lbgrid indexes keep buckets in log-buckets (LB-Grid) or in place (GFFM).",
-							 "Fixed when the index is built; per index: reloption logging.",
-							 &lbgrid_logging, true, PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.lbgrid_bucket_capacity",
-							"Entries per bucket of new lbgrid indexes (0: as many as a page holds).",
-							NULL, &lbgrid_bucket_capacity, 0, 0, LBGRID_CAPACITY_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.lbgrid_compact_threshold",
-							"Live records (percent) below which an LB-Grid log-bucket is compacted.",
-							NULL, &lbgrid_compact_threshold, LBGRID_COMPACT_DEFAULT, 0,
-							LBGRID_COMPACT_MAX, PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.lbgrid_max_list",
-							"Log-buckets a bucket's BTT list may reach before the bucket is rewritten (0: no limit).",
-							NULL, &lbgrid_max_list, LBGRID_MAX_LIST_DEFAULT, 0, LBGRID_MAX_LIST_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+	hi_define_guc_table(lbgrid_gucs, lengthof(lbgrid_gucs));
 }
 
 static void
@@ -270,7 +272,7 @@ grid_am_routine(void)
 	am->ambuildphasename = lbgrid_buildphasename;
 	am->amvalidate = lbgrid_validate;
 	am->ambeginscan = lbgrid_beginscan;
-	am->amrescan = lbgrid_rescan;
+	am->amrescan = am_rescan;
 	am->amgettuple = lbgrid_gettuple;
 	am->amgetbitmap = lbgrid_getbitmap;
 	am->amendscan = am_endscan;

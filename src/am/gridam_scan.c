@@ -42,14 +42,6 @@ lbgrid_beginscan(Relation index, int nkeys, int norderbys)
 	return am_beginscan(index, nkeys, norderbys, sizeof(LbgridScan));
 }
 
-void
-lbgrid_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
-			  int norderbys)
-{
-	am_rescan_keys(scan, keys, orderbys);
-	am_scan_reset(scan);
-}
-
 static void
 set_qual(GridQual *q, int strategy, Datum value, bool isnull)
 {

@@ -47,7 +47,7 @@ rtam_routine(amoptions_function options)
 	am->ambuildphasename = rtam_buildphasename;
 	am->amvalidate = rtam_validate;
 	am->ambeginscan = rtam_beginscan;
-	am->amrescan = rtam_rescan;
+	am->amrescan = am_rescan;
 	am->amgettuple = rtam_gettuple;
 	am->amgetbitmap = rtam_getbitmap;
 	am->amendscan = am_endscan;

@@ -28,8 +28,6 @@ extern bool rtam_insert(Relation index, Datum *values, bool *isnull,
 
 /* rtam_scan.c */
 extern IndexScanDesc rtam_beginscan(Relation index, int nkeys, int norderbys);
-extern void rtam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys,
-						   ScanKey orderbys, int norderbys);
 extern bool rtam_gettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 

@@ -37,14 +37,6 @@ rtam_beginscan(Relation index, int nkeys, int norderbys)
 	return am_beginscan(index, nkeys, norderbys, sizeof(HyrtreeScan));
 }
 
-void
-rtam_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
-			   int norderbys)
-{
-	am_rescan_keys(scan, keys, orderbys);
-	am_scan_reset(scan);
-}
-
 /* Turn scan keys into box quals; a NULL or EMPTY argument matches nothing */
 static void
 prepare(IndexScanDesc scan)

@@ -23,6 +23,7 @@
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 #include "utils/dsa.h"
+#include "utils/guc.h"
 #include "utils/rel.h"
 
 #include "geom/geom_box.h"
@@ -70,6 +71,37 @@ extern int	hi_dev_write_us[HI_NUM_TIERS];
 extern int	hi_dev_parallelism[HI_NUM_TIERS];
 
 extern void hi_define_gucs(void);
+
+/*
+ * One setting of a table of hybrid_index.* settings (hi_define_guc_table):
+ * every module defines its settings as a table; min/max apply to int and
+ * real settings, options to enum ones; boot is the default (0/1 for bool).
+ */
+typedef enum HiGucType
+{
+	HI_GUC_INT,
+	HI_GUC_REAL,
+	HI_GUC_BOOL,
+	HI_GUC_ENUM
+} HiGucType;
+
+typedef struct HiGucDef
+{
+	const char *name;
+	const char *short_desc;
+	const char *long_desc;
+	HiGucType	type;
+	void	   *var;
+	double		boot;
+	double		min;
+	double		max;
+	const struct config_enum_entry *options;
+	GucContext	context;
+	int			flags;
+	GucIntCheckHook int_check;	/* int settings only, may be NULL */
+} HiGucDef;
+
+extern void hi_define_guc_table(const HiGucDef *defs, int n);
 
 /*
  * Every page of every index starts with this header.  The storage layer

@@ -37,6 +37,100 @@ check_max_page_size(int *newval, void **extra, GucSource source)
 	return true;
 }
 
+/* Define the settings of a table (each module's hybrid_index.* settings) */
+void
+hi_define_guc_table(const HiGucDef *defs, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		const HiGucDef *d = &defs[i];
+
+		switch (d->type)
+		{
+			case HI_GUC_INT:
+				DefineCustomIntVariable(d->name, d->short_desc, d->long_desc, (int *) d->var,
+										(int) d->boot, (int) d->min, (int) d->max,
+										d->context, d->flags, d->int_check, NULL, NULL);
+				break;
+			case HI_GUC_REAL:
+				DefineCustomRealVariable(d->name, d->short_desc, d->long_desc,
+										 (double *) d->var, d->boot, d->min, d->max,
+										 d->context, d->flags, NULL, NULL, NULL);
+				break;
+			case HI_GUC_BOOL:
+				DefineCustomBoolVariable(d->name, d->short_desc, d->long_desc, (bool *) d->var,
+										 d->boot != 0, d->context, d->flags, NULL, NULL, NULL);
+				break;
+			case HI_GUC_ENUM:
+				DefineCustomEnumVariable(d->name, d->short_desc, d->long_desc, (int *) d->var,
+										 (int) d->boot, d->options, d->context, d->flags,
+										 NULL, NULL, NULL);
+				break;
+		}
+	}
+}
+
+static const HiGucDef hi_gucs[] = {
+	{"hybrid_index.cache_size",
+		"Size of the shared page cache of hybrid_index indexes.",
+		NULL,
+		HI_GUC_INT, &hi_cache_size_mb, 128, 1, 1024 * 1024, NULL, PGC_POSTMASTER, GUC_UNIT_MB},
+	{"hybrid_index.max_page_size",
+		"Largest page_size an index may use (the size of a cache frame).",
+		"Indexes with smaller pages use part of a frame; budgets count their own page size.",
+		HI_GUC_INT, &hi_max_page_size, HI_PAGE_SIZE_DEFAULT, HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX, NULL, PGC_POSTMASTER, GUC_UNIT_BYTE, check_max_page_size},
+	{"hybrid_index.max_indexes",
+		"Number of hybrid_index indexes that can be open at once in the whole server.",
+		NULL,
+		HI_GUC_INT, &hi_max_indexes, 256, 4, 65536, NULL, PGC_POSTMASTER, 0},
+	{"hybrid_index.io_method",
+		"How index pages are read and written: io_uring batches or synchronous calls.",
+		"io_uring falls back to sync automatically where the kernel refuses it.",
+		HI_GUC_ENUM, &hi_io_method, HI_IO_URING, 0, 0, io_method_options, PGC_SUSET, 0},
+	{"hybrid_index.io_depth",
+		"Largest number of page I/Os submitted in one batch.",
+		NULL,
+		HI_GUC_INT, &hi_io_depth, 64, 1, 1024, NULL, PGC_SUSET, 0},
+	{"hybrid_index.checkpoint_log_size",
+		"Redo log size of an index that triggers its checkpoint.",
+		NULL,
+		HI_GUC_INT, &hi_checkpoint_log_kb, 65536, 64, 16 * 1024 * 1024, NULL, PGC_SIGHUP, GUC_UNIT_KB},
+	{"hybrid_index.recheck",
+		"Have the executor recheck every row an index scan returns.",
+		"Answers are exact either way; the recheck guards against entries a crash could leave behind. Turn off only to measure raw index speed.",
+		HI_GUC_BOOL, &hi_recheck, 1, 0, 0, NULL, PGC_USERSET, 0},
+	{"hybrid_index.emulate_devices",
+		"Apply the per-tier device profiles (latency, parallelism) after each I/O batch.",
+		"For experiments only: reproduces the papers' flash and Optane devices on one disk.",
+		HI_GUC_BOOL, &hi_emulate_devices, 0, 0, 0, NULL, PGC_SUSET, 0},
+	{"hybrid_index.flash_read_latency",
+		"Emulated read latency of the flash tier (microseconds).",
+		NULL,
+		HI_GUC_INT, &hi_dev_read_us[HI_TIER_FLASH], 120, 0, 1000000, NULL, PGC_SUSET, 0},
+	{"hybrid_index.flash_write_latency",
+		"Emulated write latency of the flash tier (microseconds).",
+		NULL,
+		HI_GUC_INT, &hi_dev_write_us[HI_TIER_FLASH], 30, 0, 1000000, NULL, PGC_SUSET, 0},
+	{"hybrid_index.flash_parallelism",
+		"Emulated internal parallelism of the flash tier (I/Os served at once).",
+		NULL,
+		HI_GUC_INT, &hi_dev_parallelism[HI_TIER_FLASH], 8, 1, 1024, NULL, PGC_SUSET, 0},
+	{"hybrid_index.optane_read_latency",
+		"Emulated read latency of the fast tier (microseconds).",
+		NULL,
+		HI_GUC_INT, &hi_dev_read_us[HI_TIER_OPTANE], 7, 0, 1000000, NULL, PGC_SUSET, 0},
+	{"hybrid_index.optane_write_latency",
+		"Emulated write latency of the fast tier (microseconds).",
+		NULL,
+		HI_GUC_INT, &hi_dev_write_us[HI_TIER_OPTANE], 18, 0, 1000000, NULL, PGC_SUSET, 0},
+	{"hybrid_index.optane_parallelism",
+		"Emulated internal parallelism of the fast tier (I/Os served at once).",
+		NULL,
+		HI_GUC_INT, &hi_dev_parallelism[HI_TIER_OPTANE], 4, 1, 1024, NULL, PGC_SUSET, 0},
+};
+
 /*
  * Settings that shape what other sessions see (the shared state an index
  * is loaded into, its placement, how its pages are written, device
@@ -46,63 +140,5 @@ check_max_page_size(int *newval, void **extra, GucSource source)
 void
 hi_define_gucs(void)
 {
-	DefineCustomIntVariable("hybrid_index.cache_size",
-							"Size of the shared page cache of hybrid_index indexes.",
-							NULL, &hi_cache_size_mb, 128, 1, 1024 * 1024,
-							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.max_page_size",
-							"Largest page_size an index may use (the size of a cache frame).",
-							"Indexes with smaller pages use part of a frame; budgets count their own page size.",
-							&hi_max_page_size, HI_PAGE_SIZE_DEFAULT,
-							HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX,
-							PGC_POSTMASTER, GUC_UNIT_BYTE, check_max_page_size, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.max_indexes",
-							"Number of hybrid_index indexes that can be open at once in the whole server.",
-							NULL, &hi_max_indexes, 256, 4, 65536,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
-	DefineCustomEnumVariable("hybrid_index.io_method",
-							 "How index pages are read and written: io_uring batches or synchronous calls.",
-							 "io_uring falls back to sync automatically where the kernel refuses it.",
-							 &hi_io_method, HI_IO_URING, io_method_options,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.io_depth",
-							"Largest number of page I/Os submitted in one batch.",
-							NULL, &hi_io_depth, 64, 1, 1024,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.checkpoint_log_size",
-							"Redo log size of an index that triggers its checkpoint.",
-							NULL, &hi_checkpoint_log_kb, 65536, 64, 16 * 1024 * 1024,
-							PGC_SIGHUP, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomBoolVariable("hybrid_index.recheck",
-							 "Have the executor recheck every row an index scan returns.",
-							 "Answers are exact either way; the recheck guards against entries a crash could leave behind. Turn off only to measure raw index speed.",
-							 &hi_recheck, true, PGC_USERSET, 0, NULL, NULL, NULL);
-	DefineCustomBoolVariable("hybrid_index.emulate_devices",
-							 "Apply the per-tier device profiles (latency, parallelism) after each I/O batch.",
-							 "For experiments only: reproduces the papers' flash and Optane devices on one disk.",
-							 &hi_emulate_devices, false, PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.flash_read_latency",
-							"Emulated read latency of the flash tier (microseconds).", NULL,
-							&hi_dev_read_us[HI_TIER_FLASH], 120, 0, 1000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.flash_write_latency",
-							"Emulated write latency of the flash tier (microseconds).", NULL,
-							&hi_dev_write_us[HI_TIER_FLASH], 30, 0, 1000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.flash_parallelism",
-							"Emulated internal parallelism of the flash tier (I/Os served at once).", NULL,
-							&hi_dev_parallelism[HI_TIER_FLASH], 8, 1, 1024,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.optane_read_latency",
-							"Emulated read latency of the fast tier (microseconds).", NULL,
-							&hi_dev_read_us[HI_TIER_OPTANE], 7, 0, 1000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.optane_write_latency",
-							"Emulated write latency of the fast tier (microseconds).", NULL,
-							&hi_dev_write_us[HI_TIER_OPTANE], 18, 0, 1000000,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.optane_parallelism",
-							"Emulated internal parallelism of the fast tier (I/Os served at once).", NULL,
-							&hi_dev_parallelism[HI_TIER_OPTANE], 4, 1, 1024,
-							PGC_SUSET, 0, NULL, NULL, NULL);
+	hi_define_guc_table(hi_gucs, lengthof(hi_gucs));
 }

@@ -71,57 +71,53 @@ ef_temporal_name(int t)
 		t == EF_TC_WRITES ? "writes" : "both";
 }
 
+static const HiGucDef efind_gucs[] = {
+	{"hybrid_index.efind_buffer_size",
+		"Buffer of an efind index (write buffer plus read buffer).",
+		"The paper uses 512 kB; per index override: reloption buffer_size.",
+		HI_GUC_INT, &ef_guc_buffer_kb, EF_BUFFER_KB_DEFAULT, EF_BUFFER_KB_MIN, EF_BUFFER_KB_MAX, NULL, PGC_SUSET, GUC_UNIT_KB},
+	{"hybrid_index.efind_read_buffer_share",
+		"Percentage of an efind index's buffer given to its read buffer.",
+		"The paper's best value is 20 (section 6.2); 0 disables the read buffer.",
+		HI_GUC_INT, &ef_guc_read_share, EF_READ_SHARE_DEFAULT, 0, EF_READ_SHARE_MAX, NULL, PGC_SUSET, 0},
+	{"hybrid_index.efind_read_buffer_policy",
+		"Replacement policy of the efind read buffer: lru, s2q or 2q.",
+		"The paper's best value is s2q (section 6.3).",
+		HI_GUC_ENUM, &ef_guc_read_policy, EF_READ_POLICY_DEFAULT, 0, 0, read_policy_options, PGC_SUSET, 0},
+	{"hybrid_index.flush_policy",
+		"Flushing policy of efind indexes: m, mh, mha or mhao (Eq. 4-7).",
+		"The paper's best value is mh (section 6.1).",
+		HI_GUC_ENUM, &ef_guc_flush_policy, EF_FLUSH_POLICY_DEFAULT, 0, 0, flush_policy_options, PGC_SUSET, 0},
+	{"hybrid_index.efind_flush_percent",
+		"Percentage p of the oldest write buffer entries a flush considers.",
+		"The paper's best value is 60 (section 6.1).",
+		HI_GUC_INT, &ef_guc_flush_percent, EF_FLUSH_PERCENT_DEFAULT, 1, 100, NULL, PGC_SUSET, 0},
+	{"hybrid_index.efind_flush_unit",
+		"Pages per efind flushing unit (s).",
+		"The paper's best value is 5 (section 5.1).",
+		HI_GUC_INT, &ef_guc_flush_unit, EF_FLUSH_UNIT_DEFAULT, 1, EF_FLUSH_UNIT_MAX, NULL, PGC_SUSET, 0},
+	{"hybrid_index.efind_temporal_control",
+		"Temporal control of efind indexes: none, reads, writes or both.",
+		NULL,
+		HI_GUC_ENUM, &ef_guc_temporal, EF_TEMPORAL_DEFAULT, 0, 0, temporal_options, PGC_SUSET, 0},
+	{"hybrid_index.efind_seq_distance",
+		"Largest page distance of an (almost) sequential write (Alg. 4).",
+		NULL,
+		HI_GUC_INT, &ef_guc_seq_distance, EF_SEQ_DISTANCE_DEFAULT, 0, EF_DISTANCE_MAX, NULL, PGC_SUSET, 0},
+	{"hybrid_index.efind_stride_distance",
+		"Page distance beyond which a write counts as a stride write (Alg. 4).",
+		NULL,
+		HI_GUC_INT, &ef_guc_stride_distance, EF_STRIDE_DISTANCE_DEFAULT, 0, EF_DISTANCE_MAX, NULL, PGC_SUSET, 0},
+	{"hybrid_index.efind_log_size",
+		"Redo log size of an efind index that triggers its compaction (a checkpoint).",
+		"The paper's best value is 10 MB (section 6.4).",
+		HI_GUC_INT, &ef_guc_log_kb, EF_LOG_KB_DEFAULT, EF_LOG_KB_MIN, EF_LOG_KB_MAX, NULL, PGC_SUSET, GUC_UNIT_KB},
+};
+
 void
 efind_define_gucs(void)
 {
-	DefineCustomIntVariable("hybrid_index.efind_buffer_size",
-							"Buffer of an efind index (write buffer plus read buffer).",
-							"The paper uses 512 kB; per index override: reloption buffer_size.",
-							&ef_guc_buffer_kb, EF_BUFFER_KB_DEFAULT,
-							EF_BUFFER_KB_MIN, EF_BUFFER_KB_MAX,
-							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.efind_read_buffer_share",
-							"Percentage of an efind index's buffer given to its read buffer.",
-							"The paper's best value is 20 (section 6.2); 0 disables the read buffer.",
-							&ef_guc_read_share, EF_READ_SHARE_DEFAULT, 0, EF_READ_SHARE_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomEnumVariable("hybrid_index.efind_read_buffer_policy",
-							 "Replacement policy of the efind read buffer: lru, s2q or 2q.",
-							 "The paper's best value is s2q (section 6.3).",
-							 &ef_guc_read_policy, EF_READ_POLICY_DEFAULT, read_policy_options,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomEnumVariable("hybrid_index.flush_policy",
-							 "Flushing policy of efind indexes: m, mh, mha or mhao (Eq. 4-7).",
-							 "The paper's best value is mh (section 6.1).",
-							 &ef_guc_flush_policy, EF_FLUSH_POLICY_DEFAULT, flush_policy_options,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.efind_flush_percent",
-							"Percentage p of the oldest write buffer entries a flush considers.",
-							"The paper's best value is 60 (section 6.1).",
-							&ef_guc_flush_percent, EF_FLUSH_PERCENT_DEFAULT, 1, 100,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.efind_flush_unit",
-							"Pages per efind flushing unit (s).",
-							"The paper's best value is 5 (section 5.1).",
-							&ef_guc_flush_unit, EF_FLUSH_UNIT_DEFAULT, 1, EF_FLUSH_UNIT_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomEnumVariable("hybrid_index.efind_temporal_control",
-							 "Temporal control of efind indexes: none, reads, writes or both.",
-							 NULL, &ef_guc_temporal, EF_TEMPORAL_DEFAULT, temporal_options,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.efind_seq_distance",
-							"Largest page distance of an (almost) sequential write (Alg. 4).",
-							NULL, &ef_guc_seq_distance, EF_SEQ_DISTANCE_DEFAULT, 0, EF_DISTANCE_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.efind_stride_distance",
-							"Page distance beyond which a write counts as a stride write (Alg. 4).",
-							NULL, &ef_guc_stride_distance, EF_STRIDE_DISTANCE_DEFAULT, 0,
-							EF_DISTANCE_MAX, PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.efind_log_size",
-							"Redo log size of an efind index that triggers its compaction (a checkpoint).",
-							"The paper's best value is 10 MB (section 6.4).",
-							&ef_guc_log_kb, EF_LOG_KB_DEFAULT, EF_LOG_KB_MIN, EF_LOG_KB_MAX,
-							PGC_SUSET, GUC_UNIT_KB, NULL, NULL, NULL);
+	hi_define_guc_table(efind_gucs, lengthof(efind_gucs));
 }
 
 /* A reloption's value if it was given (>= 0), else the setting's */

@@ -729,28 +729,30 @@ static const HiSlotHooks wma_slot_hooks = {
 	.forget = wma_forget
 };
 
+static const HiGucDef wma_gucs[] = {
+	{"hybrid_index.epoch_size",
+		"Node reads per epoch of the HyR-tree placement (wma, random).",
+		"The paper uses 250000; per index override: reloption epoch_size.",
+		HI_GUC_INT, &wma_epoch_size_guc, 250000, 1, INT_MAX, NULL, PGC_SUSET, 0},
+	{"hybrid_index.wma_epochs",
+		"Epochs t in the weighted moving average of leaf reads (Eq. 2).",
+		NULL,
+		HI_GUC_INT, &wma_epochs_guc, 5, 1, HI_WMA_MAX_EPOCHS, NULL, PGC_SUSET, 0},
+	{"hybrid_index.wma_threshold",
+		"Percentile N of leaf scores above which leaves move to the fast tier.",
+		"The paper uses 95 to 99.",
+		HI_GUC_REAL, &wma_threshold_guc, 95.0, 1.0, 100.0, NULL, PGC_SUSET, 0},
+	{"hybrid_index.score_table_entries",
+		"Capacity of the shared Node Score Table (leaves tracked at once, all indexes).",
+		NULL,
+		HI_GUC_INT, &score_table_entries, 262144, 1024, 64 * 1024 * 1024, NULL, PGC_POSTMASTER, 0},
+};
+
 /* Called once from _PG_init: the settings and the per-index state */
 void
 hi_wma_init(void)
 {
-	DefineCustomIntVariable("hybrid_index.epoch_size",
-							"Node reads per epoch of the HyR-tree placement (wma, random).",
-							"The paper uses 250000; per index override: reloption epoch_size.",
-							&wma_epoch_size_guc, 250000, 1, INT_MAX,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.wma_epochs",
-							"Epochs t in the weighted moving average of leaf reads (Eq. 2).",
-							NULL, &wma_epochs_guc, 5, 1, HI_WMA_MAX_EPOCHS,
-							PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomRealVariable("hybrid_index.wma_threshold",
-							 "Percentile N of leaf scores above which leaves move to the fast tier.",
-							 "The paper uses 95 to 99.",
-							 &wma_threshold_guc, 95.0, 1.0, 100.0,
-							 PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("hybrid_index.score_table_entries",
-							"Capacity of the shared Node Score Table (leaves tracked at once, all indexes).",
-							NULL, &score_table_entries, 262144, 1024, 64 * 1024 * 1024,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	hi_define_guc_table(wma_gucs, lengthof(wma_gucs));
 	hi_register_slot_hooks(&wma_slot_hooks);
 }
 
