@@ -38,7 +38,6 @@
 #include "hi_utility.h"
 #include "am/rtam.h"
 #include "am/gridam.h"
-#include "am/gridam_hgrid.h"
 #include "efind/efind.h"
 
 PG_MODULE_MAGIC;

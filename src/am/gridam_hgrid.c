@@ -24,7 +24,7 @@
 #include "access/reloptions.h"
 #include "utils/guc.h"
 
-#include "am/gridam_hgrid.h"
+#include "am/gridam.h"
 #include "core/hi_core.h"
 #include "policy/placement.h"
 

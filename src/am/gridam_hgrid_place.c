@@ -13,7 +13,7 @@
  */
 #include "postgres.h"
 
-#include "am/gridam_hgrid.h"
+#include "am/gridam.h"
 #include "core/hi_core.h"
 #include "policy/placement.h"
 

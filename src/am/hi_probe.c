@@ -34,7 +34,7 @@
 
 #include "am/gridam.h"
 #include "am/rtam.h"
-#include "core/hi_acl.h"
+#include "core/hi_core.h"
 
 PG_FUNCTION_INFO_V1(hybrid_index_probe);
 PG_FUNCTION_INFO_V1(hybrid_index_probe_knn);

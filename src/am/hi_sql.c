@@ -23,7 +23,6 @@
 #include "am/rtam.h"
 #include "rtree/rtree.h"
 #include "policy/placement.h"
-#include "core/hi_acl.h"
 #include "core/hi_core.h"
 #include "storage/storage.h"
 

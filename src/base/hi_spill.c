@@ -26,7 +26,7 @@
 #include "utils/memutils.h"
 #include "utils/tuplesort.h"
 
-#include "base/hi_spill.h"
+#include "base/hi_base.h"
 
 #define SORT_KEYS_MAX	2
 #define SORT_PAYLOAD	3		/* int8 columns after the keys */

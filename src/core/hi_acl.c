@@ -23,7 +23,7 @@
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 
-#include "core/hi_acl.h"
+#include "core/hi_core.h"
 
 /* Is this relation an index (partitioned or not)? */
 static bool

@@ -12,6 +12,7 @@
 #define GEOM_BOX_H
 
 #include "postgres.h"
+#include "storage/itemptr.h"
 
 typedef struct HiBox
 {
@@ -95,5 +96,28 @@ extern void hi_box_union(HiBox *a, const HiBox *b);	/* a := a U b */
 extern double hi_box_area(const HiBox *a);
 extern double hi_box_enlargement(const HiBox *a, const HiBox *b);	/* area(a U b) - area(a) */
 extern double hi_box_overlap_area(const HiBox *a, const HiBox *b);
+
+/* ---- geom/geom_knn.c ----
+ * What the best-first kNN searches of both cores (rtree_knn.c,
+ * grid_knn.c) remember of the entries they returned, so that a search
+ * restarted after a concurrent split skips them.
+ */
+/*
+ * Entries come out in non-decreasing distance: the ones returned are
+ * everything nearer than last_dist and the TIDs returned at exactly
+ * last_dist.
+ */
+typedef struct HiKnnSeen
+{
+	bool		have_last;
+	double		last_dist;
+	ItemPointerData *at_last;
+	int			nat_last;
+	int			maxat_last;
+} HiKnnSeen;
+
+extern void hi_knn_seen_init(HiKnnSeen *seen);
+extern bool hi_knn_seen(const HiKnnSeen *seen, double dist, ItemPointer tid);
+extern void hi_knn_seen_add(HiKnnSeen *seen, double dist, ItemPointer tid);
 
 #endif							/* GEOM_BOX_H */

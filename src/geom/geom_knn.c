@@ -1,10 +1,10 @@
 /*
  * geom_knn.c
- *	  The entries a best-first kNN search has returned (see geom_knn.h).
+ *	  The entries a best-first kNN search has returned (see geom_box.h).
  */
 #include "postgres.h"
 
-#include "geom/geom_knn.h"
+#include "geom/geom_box.h"
 
 /* An empty set, its TID array in the current memory context */
 void

@@ -7,7 +7,7 @@
 
 #include "common/pg_prng.h"
 
-#include "base/hi_spill.h"
+#include "base/hi_base.h"
 #include "grid/grid.h"
 
 /* a sub-directory page: page header, then the flat directory */

@@ -35,7 +35,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "geom/geom_knn.h"
+#include "geom/geom_box.h"
 #include "grid/grid.h"
 #include "grid/grid_int.h"
 

@@ -42,7 +42,7 @@
 #include "common/pg_prng.h"
 #include "miscadmin.h"
 
-#include "policy/hgrid_hot_region.h"
+#include "policy/placement.h"
 #include "storage/storage.h"
 
 #define HR_F_QUALIFIED	0x01	/* passed Algorithm 9 (random: parent test) */

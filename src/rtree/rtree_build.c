@@ -30,7 +30,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 
-#include "base/hi_spill.h"
+#include "base/hi_base.h"
 #include "rtree/rtree.h"
 #include "storage/storage.h"
 

@@ -17,7 +17,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "geom/geom_knn.h"
+#include "geom/geom_box.h"
 #include "rtree/rtree.h"
 
 typedef struct KnnItem

@@ -13,7 +13,7 @@
 
 #include "miscadmin.h"
 
-#include "base/hi_spill.h"
+#include "base/hi_base.h"
 #include "rtree/rtree.h"
 
 struct RtSpool
