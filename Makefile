@@ -41,11 +41,12 @@ EXTRA_CLEAN = results regression.diffs regression.out tmp_check log isolation ou
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-$(EXT_SCRIPT): $(EXT_PARTS)
-	cat $^ > $@
+# the folders too: a part added or removed rebuilds the script
+$(EXT_SCRIPT): $(EXT_PARTS) sql/ext
+	cat $(EXT_PARTS) > $@
 
-$(BENCH_SCRIPT): $(BENCH_PARTS)
-	cat $^ > $@
+$(BENCH_SCRIPT): $(BENCH_PARTS) sql/bench
+	cat $(BENCH_PARTS) > $@
 
 -include $(wildcard src/*.d src/*/*.d)
 $(OBJS:.o=.bc): %.bc: %.o
