@@ -35,6 +35,7 @@
 #include "cache/page_cache.h"
 #include "log/redo_log.h"
 #include "storage/storage.h"
+#include "hi_planner.h"
 #include "hi_utility.h"
 #include "am/rtam.h"
 #include "am/gridam.h"
@@ -133,6 +134,7 @@ _PG_init(void)
 	efind_init();
 	lbgrid_init();
 	hgrid_init();
+	hi_planner_install();
 	/* after every module has defined its settings: the rest are typos */
 	MarkGUCPrefixReserved("hybrid_index");
 

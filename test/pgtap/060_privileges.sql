@@ -14,7 +14,8 @@
 --                PUBLIC, so a role without privileges is refused
 -- The listing `fn` must name every function of both extensions (from
 -- pg_proc via pg_depend): a new function without a line fails this file.
--- GUCs: only hybrid_index.recheck may be set by any user.
+-- GUCs: only hybrid_index.recheck and hybrid_index.postgis_functions (they
+-- concern the session's own queries) may be set by any user.
 -- Runs in one transaction that is rolled back (roles included).
 \set ON_ERROR_STOP 1
 \set QUIET 1
@@ -26,7 +27,7 @@ BEGIN;
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS hybrid_index_bench;
 
-SELECT plan(190);
+SELECT plan(191);
 
 \o /dev/null
 -- what a role gets from a statement: 'ok' or 'SQLSTATE: message'
@@ -252,7 +253,8 @@ SELECT is(hybrid_index_bench._count_rows('t060.secret'), 10000::bigint,
 -- GUCs --------------------------------------------------------------------------------
 SELECT is((SELECT array_agg(name::text ORDER BY name) FROM pg_settings
 		   WHERE name LIKE 'hybrid\_index.%' AND context = 'user'),
-		  ARRAY['hybrid_index.recheck'], 'only hybrid_index.recheck is settable by any user');
+		  ARRAY['hybrid_index.postgis_functions', 'hybrid_index.recheck'],
+		  'only hybrid_index.recheck and postgis_functions are settable by any user');
 SELECT is((SELECT count(*) FROM pg_settings
 		   WHERE name LIKE 'hybrid\_index.%' AND context NOT IN ('user', 'superuser', 'sighup', 'postmaster')),
 		  0::bigint, 'every other setting is superuser, sighup or postmaster');
@@ -262,6 +264,8 @@ SELECT is(pg_temp.as_role('hi_t060_other', format('SET %s = %L', name, setting))
 FROM pg_settings WHERE name LIKE 'hybrid\_index.%' AND context = 'superuser' ORDER BY name;
 SELECT is(pg_temp.as_role('hi_t060_other', 'SET hybrid_index.recheck = off'), 'ok',
 		  'other: SET hybrid_index.recheck works');
+SELECT is(pg_temp.as_role('hi_t060_other', 'SET hybrid_index.postgis_functions = off'), 'ok',
+		  'other: SET hybrid_index.postgis_functions works');
 
 SELECT * FROM finish();
 ROLLBACK;
