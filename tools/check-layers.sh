@@ -9,7 +9,7 @@
 # The order, top to bottom (a folder may include headers of folders below
 # it and of its own folder only):
 LAYERS=(
-	"top"     # src/*.c: _PG_init, shared-memory composition, utility hooks
+	"top"     # src/*.c: _PG_init, shared-memory composition, utility and planner hooks
 	"am"      # index AM glue and the SQL-callable functions
 	"efind lbgrid" # eFIND's buffers over the R-tree; LB-Grid's log-buckets over the Grid File
 	"grid"    # Grid File core (lbgrid, hgrid)
