@@ -137,6 +137,9 @@ extern void am_set_null_itup(IndexScanDesc scan);
 extern void am_scan_reset(IndexScanDesc scan);
 extern void am_scan_set_knn(IndexScanDesc scan, void *knn, AmKnnNextFn next,
 							AmKnnEndFn end);
+extern bool am_gettuple(IndexScanDesc scan, ScanDirection dir,
+						void (*start) (IndexScanDesc scan));
+extern void am_tids_append(IndexScanDesc scan, ItemPointer tids, Size n);
 extern bool am_scan_next(IndexScanDesc scan);
 extern void am_bitmap_add(TIDBitmap *tbm, ItemPointer tids, Size n);
 extern void am_endscan(IndexScanDesc scan);

@@ -157,7 +157,46 @@ am_scan_set_knn(IndexScanDesc scan, void *knn, AmKnnNextFn next, AmKnnEndFn end)
 	so->knn_end = end;
 }
 
-/* amgettuple once the answer is set up: its next TID, false at the end */
+/*
+ * amgettuple of every AM: on the first call after (re)scan, start turns the
+ * keys into the core's quals and sets up the answer (a TID list, a kNN
+ * search, or no_results); then each call hands out the next TID.
+ */
+bool
+am_gettuple(IndexScanDesc scan, ScanDirection dir, void (*start) (IndexScanDesc scan))
+{
+	AmScanBase *so = (AmScanBase *) scan->opaque;
+	MemoryContext old;
+	bool		found;
+
+	am_check_forward(scan, dir);
+	old = MemoryContextSwitchTo(so->cxt);
+	if (!so->prepared)
+	{
+		start(scan);
+		so->prepared = true;
+	}
+	found = am_scan_next(scan);
+	MemoryContextSwitchTo(old);
+	return found;
+}
+
+/* Append n TIDs to the answer's TID list (in the scan's memory) */
+void
+am_tids_append(IndexScanDesc scan, ItemPointer tids, Size n)
+{
+	AmScanBase *so = (AmScanBase *) scan->opaque;
+
+	if (n == 0)
+		return;
+	so->tids = so->tids ?
+		repalloc_huge(so->tids, sizeof(ItemPointerData) * (so->ntids + n)) :
+		MemoryContextAllocHuge(so->cxt, sizeof(ItemPointerData) * n);
+	memcpy(so->tids + so->ntids, tids, sizeof(ItemPointerData) * n);
+	so->ntids += n;
+}
+
+/* The answer's next TID, false at the end */
 bool
 am_scan_next(IndexScanDesc scan)
 {

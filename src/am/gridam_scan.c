@@ -145,32 +145,27 @@ search(LbgridScan *so, Size *n)
 	return tids;
 }
 
+/* The answer of a scan, on its first amgettuple call */
+static void
+start_scan(IndexScanDesc scan)
+{
+	LbgridScan *so = (LbgridScan *) scan->opaque;
+
+	prepare(scan);
+	so->base.no_results = so->q.impossible;
+	if (so->base.no_results)
+		return;
+	pgstat_count_index_scan(scan->indexRelation);
+	if (scan->numberOfOrderBys > 0)
+		start_knn(scan);
+	else
+		so->base.tids = search(so, &so->base.ntids);
+}
+
 bool
 lbgrid_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
-	LbgridScan *so = (LbgridScan *) scan->opaque;
-	MemoryContext old;
-	bool		found;
-
-	am_check_forward(scan, dir);
-	old = MemoryContextSwitchTo(so->base.cxt);
-	if (!so->base.prepared)
-	{
-		prepare(scan);
-		if (!so->q.impossible)
-		{
-			pgstat_count_index_scan(scan->indexRelation);
-			if (scan->numberOfOrderBys > 0)
-				start_knn(scan);
-			else
-				so->base.tids = search(so, &so->base.ntids);
-		}
-	}
-
-	so->base.no_results = so->q.impossible;
-	found = am_scan_next(scan);
-	MemoryContextSwitchTo(old);
-	return found;
+	return am_gettuple(scan, dir, start_scan);
 }
 
 /* amgetbitmap; tbm NULL: only count the TIDs (hybrid_index_probe) */

@@ -85,52 +85,40 @@ start_knn(IndexScanDesc scan)
 					(AmKnnNextFn) rt_knn_next, (AmKnnEndFn) rt_knn_end);
 }
 
+/* The answer of a scan, on its first amgettuple call */
+static void
+start_scan(IndexScanDesc scan)
+{
+	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
+
+	prepare(scan);
+	if (so->base.no_results)
+		return;
+	pgstat_count_index_scan(scan->indexRelation);
+	if (so->empty_same)
+		rt_collect_nulls(so->base.idx, true, &so->base.tids, &so->base.ntids);
+	else if (scan->numberOfOrderBys > 0)
+		start_knn(scan);
+	else
+	{
+		so->base.tids = rt_range_search(so->base.idx, so->quals, so->nquals, true,
+										&so->base.ntids);
+		/* no quals at all: a full scan must return NULLs too */
+		if (so->nquals == 0)
+		{
+			ItemPointer nulls;
+			Size		nnulls;
+
+			rt_collect_nulls(so->base.idx, false, &nulls, &nnulls);
+			am_tids_append(scan, nulls, nnulls);
+		}
+	}
+}
+
 bool
 rtam_gettuple(IndexScanDesc scan, ScanDirection dir)
 {
-	HyrtreeScan *so = (HyrtreeScan *) scan->opaque;
-	MemoryContext old;
-	bool		found;
-
-	am_check_forward(scan, dir);
-	old = MemoryContextSwitchTo(so->base.cxt);
-	if (!so->base.prepared)
-	{
-		prepare(scan);
-		if (!so->base.no_results)
-		{
-			pgstat_count_index_scan(scan->indexRelation);
-			if (so->empty_same)
-				rt_collect_nulls(so->base.idx, true, &so->base.tids, &so->base.ntids);
-			else if (scan->numberOfOrderBys > 0)
-				start_knn(scan);
-			else
-			{
-				so->base.tids = rt_range_search(so->base.idx, so->quals, so->nquals, true,
-											   &so->base.ntids);
-				/* no quals at all: a full scan must return NULLs too */
-				if (so->nquals == 0)
-				{
-					ItemPointer nulls;
-					Size		nnulls;
-
-					rt_collect_nulls(so->base.idx, false, &nulls, &nnulls);
-					if (nnulls > 0)
-					{
-						so->base.tids = so->base.tids ?
-							repalloc_huge(so->base.tids, sizeof(ItemPointerData) * (so->base.ntids + nnulls)) :
-							palloc_extended(sizeof(ItemPointerData) * nnulls, MCXT_ALLOC_HUGE);
-						memcpy(so->base.tids + so->base.ntids, nulls, sizeof(ItemPointerData) * nnulls);
-						so->base.ntids += nnulls;
-					}
-				}
-			}
-		}
-	}
-
-	found = am_scan_next(scan);
-	MemoryContextSwitchTo(old);
-	return found;
+	return am_gettuple(scan, dir, start_scan);
 }
 
 /* amgetbitmap; tbm NULL: only count the TIDs (hybrid_index_probe) */
