@@ -12,8 +12,8 @@
 # cached), and one window holding about 10 % of the rows.
 # Prints the median of `reps` runs of:
 #   gist sql          the query through the executor, GiST
-#   hyrtree sql       the same, hyrtree, hybrid_index.recheck = on (default)
-#   hyrtree norecheck the same with recheck = off
+#   hyrtree sql       the same, hyrtree, hybrid_index.recheck = on (the default before issue 21)
+#   hyrtree norecheck the same with recheck = off (the default)
 #   gist probe        hybrid_index_probe on the GiST index: its search alone
 #   hyrtree probe     the same on hyrtree
 # hyrtree sql - hyrtree norecheck is the executor's recheck; norecheck -

@@ -7,12 +7,12 @@
  *	  list or a core's kNN search).  Turning scan keys into quals and
  *	  searching stay with each AM (rtam_scan.c, gridam_scan.c).
  *
- * Every TID is returned with xs_recheck set (bitmap pages likewise) unless
- * hybrid_index.recheck is off: the index compares the same float boxes
- * PostGIS's box operators compare, so its answers are exact, but the
- * recheck also guards against any entry a crash could leave behind.  kNN
- * distances are lower bounds and are rechecked by the executor
- * (xs_recheckorderby).
+ * Filter answers are exact: the index stores the float boxes PostGIS' box
+ * operators compare and decides &&, ~=, ~ and @ with PostGIS' own
+ * predicates (geom/geom_box_ops.c), as PostGIS' GiST support does, so TIDs
+ * and bitmap pages go out without xs_recheck; hybrid_index.recheck = on
+ * asks the executor to recheck anyway (a diagnostic).  kNN distances are
+ * lower bounds and are always rechecked (xs_recheckorderby).
  */
 #include "postgres.h"
 
