@@ -24,6 +24,8 @@
  */
 #include "postgres.h"
 
+#include "executor/instrument.h"
+
 #include "efind/efind.h"
 
 #define RQ_MIN 16
@@ -209,6 +211,7 @@ ef_rb_get(Ef *ef, uint32 pageno, char *out)
 	memcpy(out, frame_page(ef, f), ef->st->page_size);
 	touch(ef, f);
 	pg_atomic_fetch_add_u64(&ef->slot->c.rb_hits, 1);
+	pgBufferUsage.shared_blks_hit++;
 	return true;
 }
 

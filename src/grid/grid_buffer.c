@@ -25,6 +25,7 @@
  */
 #include "postgres.h"
 
+#include "executor/instrument.h"
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
@@ -505,6 +506,7 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 				touch(g, b, d, h, f);
 				b->st.hits++;
 				pg_atomic_fetch_add_u64(&g->sh->cache_hits, 1);
+				pgBufferUsage.shared_blks_hit++;
 				frames[i] = f;
 				track_pin(g, which, f);
 				continue;

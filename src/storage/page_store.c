@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "executor/instrument.h"
 #include "port/pg_crc32c.h"
 
 #include "storage/storage.h"
@@ -147,6 +148,7 @@ hi_store_write(HiIndexShared *sh, char **pages, int n)
 		PG_TRY();
 		{
 			hi_io_batch(sh, reqs, n, true);
+			pgBufferUsage.shared_blks_written += n;
 		}
 		PG_CATCH();
 		{
@@ -227,6 +229,8 @@ hi_store_read_pages(HiIndexShared *sh, const char *relname, const uint32 *pageno
 			reqs[i].path = paths[tier];
 		}
 		hi_io_batch(sh, reqs, n, false);
+		/* EXPLAIN (BUFFERS) shows the pages we read as shared reads */
+		pgBufferUsage.shared_blks_read += n;
 	}
 	PG_FINALLY();
 	{
