@@ -7,19 +7,19 @@
  * PostgreSQL moves an index by copying its relation file; ours keep their
  * pages in tier files it does not know, so:
  *
- *	 - ALTER INDEX ... SET / RESET (optane_tablespace) rebuilds the index
- *	   in the same transaction (as REINDEX), so the fast tier's file is
- *	   created in the new tablespace and the old files are removed at
- *	   commit (kept on rollback), like any relfilenode change;
- *	 - ALTER INDEX ALL IN TABLESPACE ... SET TABLESPACE, which moves
- *	   indexes without going through ProcessUtility for each, is refused
- *	   while it would touch one of ours, pointing at REINDEX (TABLESPACE);
+ *	 - ALTER INDEX ... SET TABLESPACE, ALTER INDEX ALL IN TABLESPACE (which
+ *	   moves indexes without going through ProcessUtility for each) and
+ *	   ALTER INDEX ... SET / RESET (optane_tablespace) rebuild each of our
+ *	   indexes they move in the same transaction (as REINDEX), so its tier
+ *	   files are created in the new tablespaces and the old ones are
+ *	   removed at commit (kept on rollback), like any relfilenode change;
  *	 - ALTER DATABASE ... SET TABLESPACE is refused while the database's
  *	   default tablespace directory holds files of ours.
  *
  * It is also where DROP of our indexes schedules their files' removal at
- * commit (object access hook), and where ALTER INDEX ... SET TABLESPACE and
- * the CONCURRENTLY variants that our files cannot follow are refused.
+ * commit (object access hook).  The CONCURRENTLY variants of CREATE, DROP
+ * and REINDEX need nothing here: each step is a transaction, the files of
+ * each relfilenode follow the transaction that creates or drops it.
  * This file holds every utility hook of the extension (hi_utility_install).
  *
  *-------------------------------------------------------------------------
@@ -83,14 +83,17 @@ names_fast_tier(List *defs)
 }
 
 /*
- * ALTER INDEX ALL IN TABLESPACE: refuse if one of our indexes would move.
- * The selection mirrors AlterTableMoveAll(): indexes whose reltablespace is
- * the source (0 for the database's default), owned by one of the roles if
- * any are named, outside catalog, TOAST and temporary schemas.
+ * ALTER INDEX ALL IN TABLESPACE: our indexes that will move, to rebuild
+ * afterwards (PostgreSQL moves them without going through ProcessUtility
+ * for each).  The selection mirrors AlterTableMoveAll(): indexes whose
+ * reltablespace is the source (0 for the database's default), owned by one
+ * of the roles if any are named, outside catalog, TOAST and temporary
+ * schemas.
  */
-static void
-check_move_all(AlterTableMoveAllStmt *stmt)
+static List *
+indexes_moved_by(AlterTableMoveAllStmt *stmt)
 {
+	List	   *moved = NIL;
 	Oid			orig;
 	List	   *roles = NIL;
 	ListCell   *lc;
@@ -100,10 +103,10 @@ check_move_all(AlterTableMoveAllStmt *stmt)
 	HeapTuple	tuple;
 
 	if (stmt->objtype != OBJECT_INDEX)
-		return;
+		return NIL;
 	orig = get_tablespace_oid(stmt->orig_tablespacename, true);
 	if (!OidIsValid(orig))
-		return;					/* PostgreSQL reports it */
+		return NIL;				/* PostgreSQL reports it */
 	if (orig == MyDatabaseTableSpace)
 		orig = InvalidOid;
 	foreach(lc, stmt->roles)
@@ -125,18 +128,11 @@ check_move_all(AlterTableMoveAllStmt *stmt)
 			continue;
 		if (roles != NIL && !list_member_oid(roles, form->relowner))
 			continue;
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot move index \"%s\" with ALTER INDEX ALL IN TABLESPACE",
-						NameStr(form->relname)),
-				 errdetail("Its pages live in hybrid_index tier files, which this command would leave behind."),
-				 errhint("Move it first with REINDEX (TABLESPACE %s) INDEX %s, then repeat the command.",
-						 quote_identifier(stmt->new_tablespacename),
-						 quote_qualified_identifier(get_namespace_name(form->relnamespace),
-													NameStr(form->relname)))));
+		moved = lappend_oid(moved, form->oid);
 	}
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
+	return moved;
 }
 
 /*
@@ -206,7 +202,7 @@ hi_utility_before(Node *stmt)
 	List	   *rebuild = NIL;
 
 	if (IsA(stmt, AlterTableMoveAllStmt))
-		check_move_all((AlterTableMoveAllStmt *) stmt);
+		rebuild = indexes_moved_by((AlterTableMoveAllStmt *) stmt);
 	else if (IsA(stmt, AlterDatabaseStmt))
 		check_move_database((AlterDatabaseStmt *) stmt);
 	else if (IsA(stmt, AlterTableStmt))
@@ -220,8 +216,10 @@ hi_utility_before(Node *stmt)
 		{
 			AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
 
-			if ((cmd->subtype != AT_SetRelOptions && cmd->subtype != AT_ResetRelOptions) ||
-				!names_fast_tier((List *) cmd->def))
+			/* a new tablespace of either tier: the files follow by a rebuild */
+			if (cmd->subtype != AT_SetTableSpace &&
+				((cmd->subtype != AT_SetRelOptions && cmd->subtype != AT_ResetRelOptions) ||
+				 !names_fast_tier((List *) cmd->def)))
 				continue;
 			if (!looked)
 			{
@@ -239,10 +237,11 @@ hi_utility_before(Node *stmt)
 }
 
 /*
- * After the ALTER: rebuild each index whose optane_tablespace changed, so
- * that its files are where its reloptions say.  REINDEX's own path: the
- * new relfilenode's files are created by ambuild in the tablespaces of the
- * new reloptions, the old ones are removed at commit.
+ * After the ALTER: rebuild each index whose tablespace or optane_tablespace
+ * changed, so that its files are where its catalog entry says.  REINDEX's
+ * own path: the new relfilenode's files are created by ambuild in the
+ * tablespaces of the index and its reloptions, the old ones are removed at
+ * commit (kept if the transaction rolls back).
  */
 static void
 hi_utility_after(List *rebuild)
@@ -276,142 +275,6 @@ hi_object_access(ObjectAccessType access, Oid classId, Oid objectId,
 }
 
 /*
- * ALTER INDEX ... SET TABLESPACE would make PostgreSQL copy the (empty)
- * main fork and leave our tier files behind; refuse it and point at
- * REINDEX (TABLESPACE ...), which rebuilds the index in place.
- */
-static void
-check_alter_tablespace(AlterTableStmt *stmt)
-{
-	ListCell   *lc;
-	Oid			relid;
-
-	foreach(lc, stmt->cmds)
-	{
-		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
-
-		if (cmd->subtype != AT_SetTableSpace)
-			continue;
-		relid = RangeVarGetRelid(stmt->relation, NoLock, true);
-		if (OidIsValid(relid) && hi_is_our_index(relid))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("cannot move index \"%s\" with ALTER INDEX ... SET TABLESPACE",
-							stmt->relation->relname),
-					 errdetail("Its pages live in hybrid_index tier files, which this command would leave behind."),
-					 errhint("Use REINDEX (TABLESPACE new_tablespace) INDEX %s.",
-							 quote_identifier(stmt->relation->relname))));
-	}
-}
-
-/* Is any relation named in a DROP INDEX statement one of our indexes? */
-static bool
-drop_names_our_index(DropStmt *stmt)
-{
-	ListCell   *lc;
-
-	foreach(lc, stmt->objects)
-	{
-		RangeVar   *rv = makeRangeVarFromNameList((List *) lfirst(lc));
-		Oid			relid = RangeVarGetRelid(rv, NoLock, true);
-
-		if (OidIsValid(relid) && hi_is_our_index(relid))
-			return true;
-	}
-	return false;
-}
-
-/* Would this REINDEX rebuild one of our indexes? */
-static bool
-reindex_touches_our_index(ReindexStmt *rs)
-{
-	bool		found = false;
-
-	if (rs->relation)
-	{
-		Oid			relid = RangeVarGetRelid(rs->relation, NoLock, true);
-		Relation	rel;
-		List	   *indexes;
-		ListCell   *lc;
-
-		if (!OidIsValid(relid))
-			return false;
-		if (rs->kind == REINDEX_OBJECT_INDEX)
-			return hi_is_our_index(relid);
-		rel = table_open(relid, AccessShareLock);
-		indexes = RelationGetIndexList(rel);
-		foreach(lc, indexes)
-			found |= hi_is_our_index(lfirst_oid(lc));
-		table_close(rel, AccessShareLock);
-		return found;
-	}
-
-	/* SCHEMA, DATABASE, SYSTEM: any of our indexes in scope */
-	SPI_connect();
-	if (SPI_execute_with_args("SELECT DISTINCT c.relam FROM pg_catalog.pg_class c "
-							  "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-							  "WHERE c.relkind = 'i' AND ($1 IS NULL OR n.nspname = $1)",
-							  1, (Oid[]) {TEXTOID},
-							  (Datum[]) {rs->name ? CStringGetTextDatum(rs->name) : (Datum) 0},
-							  rs->kind == REINDEX_OBJECT_SCHEMA && rs->name ? " " : "n",
-							  true, 0) == SPI_OK_SELECT)
-	{
-		uint64		i;
-
-		for (i = 0; i < SPI_processed && !found; i++)
-		{
-			bool		isnull;
-			Datum		am = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-										   1, &isnull);
-
-			found = !isnull && hi_is_our_am(DatumGetObjectId(am));
-		}
-	}
-	SPI_finish();
-	return found;
-}
-
-/*
- * The concurrent variants of DROP INDEX and REINDEX run in several
- * transactions and, for REINDEX, swap relfilenodes between two indexes;
- * our files follow transactions, not those steps.  Refuse them with the
- * plain command as the way out.
- */
-static void
-check_concurrent(Node *stmt)
-{
-	if (IsA(stmt, DropStmt))
-	{
-		DropStmt   *ds = (DropStmt *) stmt;
-
-		if (ds->removeType == OBJECT_INDEX && ds->concurrent && drop_names_our_index(ds))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("DROP INDEX CONCURRENTLY is not supported for hybrid_index indexes"),
-					 errhint("Use DROP INDEX without CONCURRENTLY.")));
-	}
-	else if (IsA(stmt, ReindexStmt))
-	{
-		ReindexStmt *rs = (ReindexStmt *) stmt;
-		ListCell   *lc;
-		bool		concurrently = false;
-
-		foreach(lc, rs->params)
-		{
-			DefElem    *opt = (DefElem *) lfirst(lc);
-
-			if (strcmp(opt->defname, "concurrently") == 0 && defGetBoolean(opt))
-				concurrently = true;
-		}
-		if (concurrently && reindex_touches_our_index(rs))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("REINDEX CONCURRENTLY is not supported for hybrid_index indexes"),
-					 errhint("Use REINDEX without CONCURRENTLY.")));
-	}
-}
-
-/*
  * Our ProcessUtility hook: refuse what would break an index, let
  * PostgreSQL run the command, then rebuild what moved.
  */
@@ -423,9 +286,6 @@ hi_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	List	   *rebuild;
 
-	if (IsA(pstmt->utilityStmt, AlterTableStmt))
-		check_alter_tablespace((AlterTableStmt *) pstmt->utilityStmt);
-	check_concurrent(pstmt->utilityStmt);
 	rebuild = hi_utility_before(pstmt->utilityStmt);
 
 	if (prev_process_utility)

@@ -39,7 +39,7 @@ am_routine(void)
 	am->amsearcharray = false;
 	am->amsearchnulls = false;
 	am->amstorage = false;
-	am->amclusterable = false;
+	am->amclusterable = true;	/* CLUSTER reads every TID in index (spatial) order */
 	am->ampredlocks = false;
 	am->amcanparallel = false;
 	am->amcaninclude = false;

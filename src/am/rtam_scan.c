@@ -101,7 +101,12 @@ start_scan(IndexScanDesc scan)
 		start_knn(scan);
 	else
 	{
-		so->base.tids = rt_range_search(so->base.idx, so->quals, so->nquals, true,
+		/*
+		 * TIDs in heap order, except for a scan without quals (CLUSTER's):
+		 * in the index's spatial order
+		 */
+		so->base.tids = rt_range_search(so->base.idx, so->quals, so->nquals,
+										so->nquals > 0 ? RT_TIDS_HEAP : RT_TIDS_INDEX,
 										&so->base.ntids);
 		/* no quals at all: a full scan must return NULLs too */
 		if (so->nquals == 0)
@@ -136,7 +141,7 @@ rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		pgstat_count_index_scan(scan->indexRelation);
 		if (!so->empty_same)
 		{
-			tids = rt_range_search(so->base.idx, so->quals, so->nquals, false, &n);
+			tids = rt_range_search(so->base.idx, so->quals, so->nquals, RT_TIDS_ANY, &n);
 			am_bitmap_add(tbm, tids, n);
 		}
 		if (so->nquals == 0)

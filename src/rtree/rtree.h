@@ -272,8 +272,16 @@ extern void rt_build_put(RtBuild *b, const RtLeafEntry *e);
 extern void rt_bulk_load(HiIndex *idx, RtBuild *b);
 
 /* rtree_search.c */
+/* the order of the TIDs of a range search */
+typedef enum RtTidOrder
+{
+	RT_TIDS_ANY,				/* as found, duplicates possible (a bitmap) */
+	RT_TIDS_HEAP,				/* sorted and unique: the heap in physical order */
+	RT_TIDS_INDEX				/* unique, in index (leaf) order: CLUSTER */
+} RtTidOrder;
+
 extern ItemPointer rt_range_search(HiIndex *idx, const RtQual *quals, int nquals,
-								   bool sorted, Size *ntids);
+								   RtTidOrder order, Size *ntids);
 extern void rt_collect_nulls(HiIndex *idx, bool only_empty, ItemPointer *tids, Size *n);
 
 /* rtree_knn.c */

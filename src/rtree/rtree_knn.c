@@ -190,7 +190,7 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 			ItemPointer nulls = NULL;
 			Size		nnulls = 0;
 
-			boxes = rt_range_search(st->idx, st->quals, st->nquals, true, &nboxes);
+			boxes = rt_range_search(st->idx, st->quals, st->nquals, RT_TIDS_HEAP, &nboxes);
 			if (st->nquals == 0)
 				rt_collect_nulls(st->idx, false, &nulls, &nnulls);
 			st->ntail = nboxes + nnulls;

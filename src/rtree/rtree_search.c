@@ -4,7 +4,8 @@
  *	  (the PIO B-tree paper's MPSearch, section 3.1, applied to the R-tree).
  *
  * The search runs to completion under tree_lock held in shared mode and
- * returns every matching heap TID (sorted and unique on request).  Holding no lock or
+ * returns every matching heap TID (sorted and unique, or unique in index
+ * order, on request).  Holding no lock or
  * pin between amgettuple calls, a scan can neither miss a row nor return
  * one twice when a concurrent insertion splits a page, and the sorted TIDs
  * visit the heap in physical order.
@@ -12,6 +13,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "utils/hsearch.h"
 
 #include "rtree/rtree.h"
 
@@ -56,8 +58,51 @@ tids_sort_unique(TidList *l)
 	l->n = o;
 }
 
+/* Drop repeated TIDs, keeping the first of each where it is */
+static void
+tids_unique_in_order(TidList *l)
+{
+	ItemPointer sorted;
+	Size		i,
+				o = 0;
+	bool		dups = false;
+
+	if (l->n < 2)
+		return;
+	sorted = palloc_extended(sizeof(ItemPointerData) * l->n, MCXT_ALLOC_HUGE);
+	memcpy(sorted, l->tids, sizeof(ItemPointerData) * l->n);
+	qsort(sorted, l->n, sizeof(ItemPointerData), cmp_tid);
+	for (i = 1; i < l->n && !dups; i++)
+		dups = ItemPointerEquals(&sorted[i - 1], &sorted[i]);
+	pfree(sorted);
+	if (!dups)
+		return;
+	/* rare (an entry the index holds twice): a quadratic-free second pass */
+	{
+		HASHCTL		ctl;
+		HTAB	   *seen;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(ItemPointerData);
+		ctl.entrysize = sizeof(ItemPointerData);
+		ctl.hcxt = CurrentMemoryContext;
+		seen = hash_create("hybrid_index tids", l->n, &ctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		for (i = 0; i < l->n; i++)
+		{
+			bool		found;
+
+			(void) hash_search(seen, &l->tids[i], HASH_ENTER, &found);
+			if (!found)
+				l->tids[o++] = l->tids[i];
+		}
+		hash_destroy(seen);
+		l->n = o;
+	}
+}
+
 ItemPointer
-rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, bool sorted,
+rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, RtTidOrder order,
 				Size *ntids)
 {
 	HiIndexShared *sh = idx->sh;
@@ -131,8 +176,10 @@ rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, bool sorted,
 	pfree(frames);
 
 	/* a bitmap orders and deduplicates by itself */
-	if (sorted)
+	if (order == RT_TIDS_HEAP)
 		tids_sort_unique(&out);
+	else if (order == RT_TIDS_INDEX)
+		tids_unique_in_order(&out);
 	*ntids = out.n;
 	return out.tids;
 }
