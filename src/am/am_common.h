@@ -26,6 +26,9 @@
 #define AM_STRATEGY_WITHIN		8	/* @ */
 #define AM_STRATEGY_DISTANCE	13	/* <-> */
 
+/* ---- hi_sql.c ---- */
+extern List *hi_index_leaves(Oid relid);
+
 /* ---- am_routine.c ---- */
 extern IndexAmRoutine *am_routine(void);
 extern bool am_validate(Oid opclassoid);

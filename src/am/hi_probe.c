@@ -32,6 +32,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "am/am_common.h"
 #include "am/gridam.h"
 #include "am/rtam.h"
 #include "core/hi_core.h"
@@ -147,13 +148,9 @@ probe_count_bitmap(TIDBitmap *tbm, Relation index)
  *
  * The number of TIDs the index returns for "geom <op> query".
  */
-Datum
-hybrid_index_probe(PG_FUNCTION_ARGS)
+static int64
+probe_one(Oid indexoid, Datum query, const char *op, Oid geomtype)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	Datum		query = PG_GETARG_DATUM(1);
-	char	   *op = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	Oid			geomtype = get_fn_expr_argtype(fcinfo->flinfo, 1);
 	StrategyNumber strategy = probe_strategy(op);
 	Relation	index;
 	Relation	heap;
@@ -163,7 +160,6 @@ hybrid_index_probe(PG_FUNCTION_ARGS)
 	Snapshot	snapshot;
 	int64		n = 0;
 
-	hi_acl_check_read(indexoid);
 	index = probe_open(indexoid, geomtype, strategy, op, &heap, &opno);
 	if (index->rd_indam->amgetbitmap == NULL && index->rd_indam->amgettuple == NULL)
 		ereport(ERROR,
@@ -203,6 +199,23 @@ hybrid_index_probe(PG_FUNCTION_ARGS)
 	}
 	UnregisterSnapshot(snapshot);
 	probe_close(index, heap);
+	return n;
+}
+
+/* A partitioned index: the sum over its partitions' indexes */
+Datum
+hybrid_index_probe(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Datum		query = PG_GETARG_DATUM(1);
+	char	   *op = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	Oid			geomtype = get_fn_expr_argtype(fcinfo->flinfo, 1);
+	ListCell   *lc;
+	int64		n = 0;
+
+	hi_acl_check_read(indexoid);
+	foreach(lc, hi_index_leaves(indexoid))
+		n += probe_one(lfirst_oid(lc), query, op, geomtype);
 	PG_RETURN_INT64(n);
 }
 
@@ -214,13 +227,9 @@ hybrid_index_probe(PG_FUNCTION_ARGS)
  * order is taken as it comes: distances it marks for recheck are not
  * re-sorted, as no heap tuple is read.
  */
-Datum
-hybrid_index_probe_knn(PG_FUNCTION_ARGS)
+static int64
+probe_knn_one(Oid indexoid, Datum point, int32 k, Oid geomtype)
 {
-	Oid			indexoid = PG_GETARG_OID(0);
-	Datum		point = PG_GETARG_DATUM(1);
-	int32		k = PG_GETARG_INT32(2);
-	Oid			geomtype = get_fn_expr_argtype(fcinfo->flinfo, 1);
 	Relation	index;
 	Relation	heap;
 	Oid			opno;
@@ -229,11 +238,6 @@ hybrid_index_probe_knn(PG_FUNCTION_ARGS)
 	Snapshot	snapshot;
 	int64		n = 0;
 
-	if (k < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must not be negative")));
-	hi_acl_check_read(indexoid);
 	index = probe_open(indexoid, geomtype, PROBE_STRATEGY_DISTANCE, "<->", &heap, &opno);
 	if (!index->rd_indam->amcanorderbyop || index->rd_indam->amgettuple == NULL)
 		ereport(ERROR,
@@ -250,5 +254,29 @@ hybrid_index_probe_knn(PG_FUNCTION_ARGS)
 	index_endscan(scan);
 	UnregisterSnapshot(snapshot);
 	probe_close(index, heap);
-	PG_RETURN_INT64(n);
+	return n;
+}
+
+/*
+ * A partitioned index: as many TIDs as an ordered scan merging its
+ * partitions' scans would give before stopping at k
+ */
+Datum
+hybrid_index_probe_knn(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Datum		point = PG_GETARG_DATUM(1);
+	int32		k = PG_GETARG_INT32(2);
+	Oid			geomtype = get_fn_expr_argtype(fcinfo->flinfo, 1);
+	ListCell   *lc;
+	int64		n = 0;
+
+	if (k < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must not be negative")));
+	hi_acl_check_read(indexoid);
+	foreach(lc, hi_index_leaves(indexoid))
+		n += probe_knn_one(lfirst_oid(lc), point, k, geomtype);
+	PG_RETURN_INT64(Min(n, (int64) k));
 }

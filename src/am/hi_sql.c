@@ -19,7 +19,12 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
+#include "utils/syscache.h"
+#include "catalog/pg_class.h"
+#include "utils/json.h"
+#include "catalog/pg_inherits.h"
 
+#include "am/am_common.h"
 #include "am/rtam.h"
 #include "rtree/rtree.h"
 #include "policy/placement.h"
@@ -33,6 +38,50 @@ PG_FUNCTION_INFO_V1(hybrid_index_check);
 PG_FUNCTION_INFO_V1(hybrid_index_checkpoint);
 PG_FUNCTION_INFO_V1(hybrid_index_files);
 PG_FUNCTION_INFO_V1(hybrid_index_pages);
+
+/*
+ * The indexes a function answers for: the index itself, or for a
+ * partitioned index every index of its leaf partitions (whatever their
+ * depth), in the order of find_all_inheritors.
+ */
+List *
+hi_index_leaves(Oid relid)
+{
+	List	   *leaves = NIL;
+	ListCell   *lc;
+
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_INDEX)
+		return list_make1_oid(relid);
+	foreach(lc, find_all_inheritors(relid, AccessShareLock, NULL))
+		if (get_rel_relkind(lfirst_oid(lc)) == RELKIND_INDEX)
+			leaves = lappend_oid(leaves, lfirst_oid(lc));
+	return leaves;
+}
+
+/*
+ * hi_index_leaves of an index that must be ours: a partitioned index of
+ * another access method is refused here, by its own name
+ */
+static List *
+our_leaves(Oid relid)
+{
+	if (get_rel_relkind(relid) == RELKIND_PARTITIONED_INDEX)
+	{
+		HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+		Oid			relam = InvalidOid;
+
+		if (HeapTupleIsValid(tp))
+		{
+			relam = ((Form_pg_class) GETSTRUCT(tp))->relam;
+			ReleaseSysCache(tp);
+		}
+		if (!hi_is_our_am(relam))
+			ereport(ERROR,
+					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+					 errmsg("\"%s\" is not a hybrid_index index", get_rel_name(relid))));
+	}
+	return hi_index_leaves(relid);
+}
 
 /* Open a relation that must be an index of one of our access methods */
 static Relation
@@ -57,41 +106,60 @@ open_our_index(Oid relid, LOCKMODE lockmode, HiIndex **idx, const HiAmOps **ops)
 	return rel;
 }
 
-Datum
-hybrid_index_stats(PG_FUNCTION_ARGS)
+/* Add one index's counters to acc[tier][column] (columns 1..11) */
+static void
+stats_add(Oid indexoid, double acc[HI_NUM_TIERS][12])
 {
-	Oid			relid = PG_GETARG_OID(0);
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Relation	rel;
 	HiIndex    *idx;
 	uint64		pages[HI_NUM_TIERS];
 	int			t;
 
-	InitMaterializedSRF(fcinfo, 0);
-	rel = open_our_index(relid, AccessShareLock, &idx, NULL);
+	rel = open_our_index(indexoid, AccessShareLock, &idx, NULL);
 	hi_pt_count(idx->sh, pages);
 	for (t = 0; t < HI_NUM_TIERS; t++)
 	{
 		HiTierCounters *c = &idx->sh->tiers[t];
+
+		acc[t][1] += pages[t];
+		acc[t][2] += pg_atomic_read_u64(&c->reads);
+		acc[t][3] += pg_atomic_read_u64(&c->writes);
+		acc[t][4] += pg_atomic_read_u64(&c->read_batches);
+		acc[t][5] += pg_atomic_read_u64(&c->write_batches);
+		acc[t][6] += pg_atomic_read_u64(&c->bytes_read);
+		acc[t][7] += pg_atomic_read_u64(&c->bytes_written);
+		acc[t][8] += pg_atomic_read_u64(&c->io_time_us) / 1000.0;
+	}
+	/* cache and log counters belong to the index, shown on its first row */
+	acc[0][9] += pg_atomic_read_u64(&idx->sh->cache_hits);
+	acc[0][10] += pg_atomic_read_u64(&idx->sh->cache_misses);
+	acc[0][11] += pg_atomic_read_u64(&idx->sh->log_bytes);
+	relation_close(rel, AccessShareLock);
+}
+
+/* One row per tier; a partitioned index: the sums over its partitions */
+Datum
+hybrid_index_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	double		acc[HI_NUM_TIERS][12] = {{0}};
+	ListCell   *lc;
+	int			t;
+	int			k;
+
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, our_leaves(PG_GETARG_OID(0)))
+		stats_add(lfirst_oid(lc), acc);
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
 		Datum		values[12];
 		bool		nulls[12] = {0};
 
 		values[0] = CStringGetTextDatum(t == HI_TIER_FLASH ? "flash" : "optane");
-		values[1] = Int64GetDatum((int64) pages[t]);
-		values[2] = Int64GetDatum((int64) pg_atomic_read_u64(&c->reads));
-		values[3] = Int64GetDatum((int64) pg_atomic_read_u64(&c->writes));
-		values[4] = Int64GetDatum((int64) pg_atomic_read_u64(&c->read_batches));
-		values[5] = Int64GetDatum((int64) pg_atomic_read_u64(&c->write_batches));
-		values[6] = Int64GetDatum((int64) pg_atomic_read_u64(&c->bytes_read));
-		values[7] = Int64GetDatum((int64) pg_atomic_read_u64(&c->bytes_written));
-		values[8] = Float8GetDatum(pg_atomic_read_u64(&c->io_time_us) / 1000.0);
-		/* cache and log counters belong to the index, shown on its first row */
-		values[9] = Int64GetDatum(t == 0 ? (int64) pg_atomic_read_u64(&idx->sh->cache_hits) : 0);
-		values[10] = Int64GetDatum(t == 0 ? (int64) pg_atomic_read_u64(&idx->sh->cache_misses) : 0);
-		values[11] = Int64GetDatum(t == 0 ? (int64) pg_atomic_read_u64(&idx->sh->log_bytes) : 0);
+		for (k = 1; k < 12; k++)
+			values[k] = k == 8 ? Float8GetDatum(acc[t][k]) : Int64GetDatum((int64) acc[t][k]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	relation_close(rel, AccessShareLock);
 	return (Datum) 0;
 }
 
@@ -101,32 +169,64 @@ hybrid_index_reset_stats(PG_FUNCTION_ARGS)
 	HiIndex    *idx;
 	const HiAmOps *am;
 	Relation	rel;
+	ListCell   *lc;
 
 	hi_acl_check_owner(PG_GETARG_OID(0));
-	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
-	hi_stats_reset(idx->sh);
-	/* the AM's own counters (efind's flushes, lbgrid's buffers, ...) too */
-	if (am->reset_stats)
-		am->reset_stats(idx);
-	relation_close(rel, AccessShareLock);
+	foreach(lc, our_leaves(PG_GETARG_OID(0)))
+	{
+		rel = open_our_index(lfirst_oid(lc), AccessShareLock, &idx, &am);
+		hi_stats_reset(idx->sh);
+		/* the AM's own counters (efind's flushes, lbgrid's buffers, ...) too */
+		if (am->reset_stats)
+			am->reset_stats(idx);
+		relation_close(rel, AccessShareLock);
+	}
 	PG_RETURN_VOID();
 }
 
-Datum
-hybrid_index_inspect(PG_FUNCTION_ARGS)
+/* The structural snapshot of one index, as JSON text */
+static char *
+inspect_one(Oid indexoid)
 {
 	HiIndex    *idx;
 	const HiAmOps *am;
-	Relation	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
+	Relation	rel = open_our_index(indexoid, AccessShareLock, &idx, &am);
 	char	   *json;
 
 	/* inspection and checks read pages that are not workload */
 	idx->maintenance = true;
 	json = am->inspect_json(idx);
 	idx->maintenance = false;
-
 	relation_close(rel, AccessShareLock);
-	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+	return json;
+}
+
+Datum
+hybrid_index_inspect(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	StringInfoData buf;
+	ListCell   *lc;
+	bool		first = true;
+
+	if (get_rel_relkind(relid) != RELKIND_PARTITIONED_INDEX)
+		PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(inspect_one(relid))));
+	/* a partitioned index: each partition's index by name */
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "{\"partitioned\": true, \"partitions\": {");
+	foreach(lc, our_leaves(relid))
+	{
+		Oid			child = lfirst_oid(lc);
+
+		if (!first)
+			appendStringInfoString(&buf, ", ");
+		first = false;
+		escape_json(&buf, quote_qualified_identifier(get_namespace_name(get_rel_namespace(child)),
+													 get_rel_name(child)));
+		appendStringInfo(&buf, ": %s", inspect_one(child));
+	}
+	appendStringInfoString(&buf, "}}");
+	PG_RETURN_DATUM(DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data)));
 }
 
 Datum
@@ -136,12 +236,17 @@ hybrid_index_check(PG_FUNCTION_ARGS)
 	const HiAmOps *am;
 	Relation	rel;
 
+	ListCell   *lc;
+
 	hi_acl_check_read(PG_GETARG_OID(0));
-	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
-	idx->maintenance = true;
-	am->check(idx);
-	idx->maintenance = false;
-	relation_close(rel, AccessShareLock);
+	foreach(lc, our_leaves(PG_GETARG_OID(0)))
+	{
+		rel = open_our_index(lfirst_oid(lc), AccessShareLock, &idx, &am);
+		idx->maintenance = true;
+		am->check(idx);
+		idx->maintenance = false;
+		relation_close(rel, AccessShareLock);
+	}
 	PG_RETURN_BOOL(true);
 }
 
@@ -151,27 +256,31 @@ hybrid_index_checkpoint(PG_FUNCTION_ARGS)
 	HiIndex    *idx;
 	Relation	rel;
 
+	ListCell   *lc;
+
 	hi_acl_check_owner(PG_GETARG_OID(0));
-	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, NULL);
-	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
-	hi_index_checkpoint(idx);
-	LWLockRelease(&idx->sh->tree_lock);
-	relation_close(rel, AccessShareLock);
+	foreach(lc, our_leaves(PG_GETARG_OID(0)))
+	{
+		rel = open_our_index(lfirst_oid(lc), AccessShareLock, &idx, NULL);
+		LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
+		hi_index_checkpoint(idx);
+		LWLockRelease(&idx->sh->tree_lock);
+		relation_close(rel, AccessShareLock);
+	}
 	PG_RETURN_VOID();
 }
 
-Datum
-hybrid_index_files(PG_FUNCTION_ARGS)
+/* The files of one index: its data file per tier, map and log */
+static void
+files_one(ReturnSetInfo *rsinfo, Oid indexoid)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Relation	rel;
 	HiIndexShared *sh;
 	HiIndex    *idx;
 	const char *kinds[] = {"flash", "optane", "map", "log"};
 	int			k;
 
-	InitMaterializedSRF(fcinfo, 0);
-	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, NULL);
+	rel = open_our_index(indexoid, AccessShareLock, &idx, NULL);
 	sh = idx->sh;
 	for (k = 0; k < 4; k++)
 	{
@@ -194,13 +303,25 @@ hybrid_index_files(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	relation_close(rel, AccessShareLock);
+}
+
+/* A partitioned index: the files of every partition's index */
+Datum
+hybrid_index_files(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ListCell   *lc;
+
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, our_leaves(PG_GETARG_OID(0)))
+		files_one(rsinfo, lfirst_oid(lc));
 	return (Datum) 0;
 }
 
-Datum
-hybrid_index_pages(PG_FUNCTION_ARGS)
+/* The pages of one index */
+static void
+pages_one(ReturnSetInfo *rsinfo, Oid indexoid)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Relation	rel;
 	HiIndex    *idx;
 	HiPageInfo *pages;
@@ -208,9 +329,7 @@ hybrid_index_pages(PG_FUNCTION_ARGS)
 	Size		i;
 	const HiAmOps *am;
 
-	hi_acl_check_read(PG_GETARG_OID(0));
-	InitMaterializedSRF(fcinfo, 0);
-	rel = open_our_index(PG_GETARG_OID(0), AccessShareLock, &idx, &am);
+	rel = open_our_index(indexoid, AccessShareLock, &idx, &am);
 	idx->maintenance = true;
 	pages = am->pages(idx, &n);
 	idx->maintenance = false;
@@ -240,5 +359,18 @@ hybrid_index_pages(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	relation_close(rel, AccessShareLock);
+}
+
+/* A partitioned index: the pages of every partition's index, one after the other */
+Datum
+hybrid_index_pages(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ListCell   *lc;
+
+	hi_acl_check_read(PG_GETARG_OID(0));
+	InitMaterializedSRF(fcinfo, 0);
+	foreach(lc, our_leaves(PG_GETARG_OID(0)))
+		pages_one(rsinfo, lfirst_oid(lc));
 	return (Datum) 0;
 }
