@@ -58,6 +58,7 @@ extern int	lbgrid_compact_threshold;
 extern int	lbgrid_max_list;
 
 /* gridam_lbgrid.c */
+extern void lbgrid_check_options(const LbgridOptions *o);
 extern void lbgrid_init(void);
 extern void lbgrid_settings(Relation index, GridSettings *out);
 extern IndexAmRoutine *grid_am_routine(void);

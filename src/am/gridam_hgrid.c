@@ -207,17 +207,7 @@ hgrid_options(Datum reloptions, bool validate)
 	o->lb.logging = 0;			/* GFFM buckets */
 	o->lb.compact_threshold = -1;
 	o->lb.max_list = -1;
-	if ((o->lb.base.page_size & (o->lb.base.page_size - 1)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for page_size: %d", o->lb.base.page_size),
-				 errdetail("page_size must be a power of two between %d and %d.",
-						   HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX)));
-	if (o->lb.bucket_capacity == 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for bucket_capacity: 1"),
-				 errdetail("A bucket must hold at least 2 entries.")));
+	lbgrid_check_options(&o->lb);
 	if (o->window == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -197,6 +197,36 @@ lbgrid_settings(Relation index, GridSettings *out)
 	out->max_list = o ? pick(o->max_list, lbgrid_max_list) : lbgrid_max_list;
 }
 
+/*
+ * The Grid File reloptions (lbgrid's and hgrid's) that their ranges let
+ * through but their meaning does not
+ */
+void
+lbgrid_check_options(const LbgridOptions *o)
+{
+	if ((o->base.page_size & (o->base.page_size - 1)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for page_size: %d", o->base.page_size),
+				 errdetail("page_size must be a power of two between %d and %d.",
+						   HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX)));
+	if (o->bucket_capacity == 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for bucket_capacity: 1"),
+				 errdetail("A bucket must hold at least 2 entries (0: the setting hybrid_index.lbgrid_bucket_capacity).")));
+	if (o->cold_size == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for cold_size: 0"),
+				 errdetail("A cold LRU list holds at least one page (-1: the setting hybrid_index.lbgrid_cold_size).")));
+	if (o->buffer_split == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for buffer_split: 0"),
+				 errdetail("The directory buffer takes 1 to 99 percent of the buffer (-1: the setting hybrid_index.lbgrid_buffer_split).")));
+}
+
 static bytea *
 lbgrid_options(Datum reloptions, bool validate)
 {
@@ -217,17 +247,8 @@ lbgrid_options(Datum reloptions, bool validate)
 
 	opts = (LbgridOptions *) build_reloptions(reloptions, validate, lbgrid_relopt_kind,
 											  sizeof(LbgridOptions), tab, lengthof(tab));
-	if (opts && (opts->base.page_size & (opts->base.page_size - 1)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for page_size: %d", opts->base.page_size),
-				 errdetail("page_size must be a power of two between %d and %d.",
-						   HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX)));
-	if (opts && opts->bucket_capacity == 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for bucket_capacity: 1"),
-				 errdetail("A bucket must hold at least 2 entries.")));
+	if (opts)
+		lbgrid_check_options(opts);
 	return (bytea *) opts;
 }
 
