@@ -128,6 +128,7 @@ _PG_init(void)
 				 errhint("Add 'hybrid_index' to shared_preload_libraries in postgresql.conf and restart the server.")));
 
 	hi_define_gucs();
+	hi_wal_init();
 	hi_wma_init();
 	hi_files_set_release_hook(hi_slot_release);
 	hyrtree_init();

@@ -11,6 +11,8 @@
  */
 #include "postgres.h"
 
+#include "utils/builtins.h"
+
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "catalog/pg_tablespace_d.h"
@@ -250,7 +252,18 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 			PG_TRY();
 			{
 				uint64		replayed;
+				char	   *stale = hi_files_stale(sh);
 
+				/* WAL replayed here said its files lack committed changes */
+				if (stale)
+					ereport(ERROR,
+							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+							 errmsg("index \"%s\" is out of date on this server",
+									RelationGetRelationName(index)),
+							 errdetail("Its files here are a copy (a standby's or a restored backup's) that lacks changes the primary committed: %s",
+									   stale),
+							 errhint("REINDEX INDEX %s.",
+									 quote_identifier(RelationGetRelationName(index)))));
 				if (!hi_map_read(sh, RelationGetRelationName(index)))
 					ereport(ERROR,
 							(errcode(ERRCODE_UNDEFINED_FILE),

@@ -20,6 +20,7 @@
  */
 #include "postgres.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "access/transam.h"
@@ -179,6 +180,7 @@ hi_log_flush_inserted(HiIndexShared *sh)
 	upto = sh->log_insert;
 	LWLockRelease(&sh->log_lock);
 	hi_log_flush(sh, upto);
+	hi_wal_log_durable(sh, upto);
 }
 
 uint64
@@ -311,6 +313,35 @@ hi_log_replay(HiIndex *idx, hi_log_apply_fn apply)
 }
 
 /*
+ * Up to where the redo log of a relfilenode holds changes on this server's
+ * disk: the checkpoint its map file reflects, then the log's valid records.
+ * For WAL redo, so never an ERROR: a file that cannot be read counts as
+ * holding nothing.  *exists: the index has a map file here.
+ */
+uint64
+hi_log_durable_end(Oid dboid, Oid flashspc, Oid relnumber, bool *exists)
+{
+	char	   *mpath = hi_file_path(flashspc, dboid, flashspc, relnumber, "map");
+	char	   *lpath = hi_file_path(flashspc, dboid, flashspc, relnumber, "log");
+	uint64		base = hi_map_ckpt_position(mpath, exists);
+	uint64		off = 0;
+	int			fd = *exists ? open(lpath, O_RDONLY | PG_BINARY, 0) : -1;
+
+	if (fd >= 0)
+	{
+		HiLogRecord rec;
+
+		while (read(fd, &rec, sizeof(rec)) == sizeof(rec) &&
+			   rec.crc == rec_crc(&rec) && rec.lsn == base + off)
+			off += sizeof(rec);
+		close(fd);
+	}
+	pfree(mpath);
+	pfree(lpath);
+	return base + off;
+}
+
+/*
  * PRE_COMMIT: flush the WAL written so far (so our xid can never be handed
  * out again after a crash), mark the xid committed in every index log it
  * wrote to, and make those logs durable before the commit record is.
@@ -346,6 +377,8 @@ hi_log_at_precommit(void)
 			upto = append_record(sh, &rec, name);
 		}
 		hi_log_flush(sh, upto);
+		/* WAL tells copies of the files (standbys, backups) what they need */
+		hi_wal_log_durable(sh, upto);
 	}
 	ntouched = 0;
 }

@@ -23,11 +23,13 @@
  */
 #include "postgres.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "port/pg_crc32c.h"
 #include "utils/dsa.h"
 
 #include "base/hi_base.h"
-#include "storage/storage.h"
 #include "storage/storage.h"
 
 #define PT_MIN_CAP 64
@@ -517,6 +519,29 @@ map_load(const char *path, Size *len, bool *bad)
 		h->crc != map_crc(buf, *len))
 		*bad = true;
 	return buf;
+}
+
+/*
+ * The position of the redo log a map file reflects (its checkpoint), for
+ * WAL redo: never an ERROR (a replay must not stop on our records).
+ * Returns 0 and sets *exists false when there is no map file; 0 for a map
+ * file that cannot be read or is not one.
+ */
+uint64
+hi_map_ckpt_position(const char *path, bool *exists)
+{
+	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
+	HiMapHeader h;
+	uint64		pos = 0;
+
+	*exists = fd >= 0 || errno != ENOENT;
+	if (fd < 0)
+		return 0;
+	if (read(fd, &h, sizeof(h)) == sizeof(h) && h.magic == HI_MAP_MAGIC &&
+		h.version == HI_MAP_VERSION)
+		pos = h.meta.ckpt_lsn;
+	close(fd);
+	return pos;
 }
 
 Oid

@@ -36,6 +36,7 @@ typedef struct HiMapHeader
 #define HI_MAP_VERSION	2	/* 2: grid directories' header padded to 24 bytes */
 
 extern Oid	hi_map_read_owner(const char *path);
+extern uint64 hi_map_ckpt_position(const char *path, bool *exists);
 extern void hi_map_write(HiIndexShared *sh);
 extern bool hi_map_read(HiIndexShared *sh, const char *indexname);
 
@@ -58,6 +59,8 @@ extern void hi_files_forget(HiIndexShared *sh);
 extern void hi_files_schedule_old_removal(Oid indexoid, Oid keep_flashspc,
 										  Oid keep_relnumber);
 extern void hi_files_schedule_drop(Oid indexoid);
+extern void hi_files_mark_stale(Oid dboid, Oid flashspc, Oid relnumber, const char *why);
+extern char *hi_files_stale(HiIndexShared *sh);
 
 /* the layer above forgets a relfilenode's shared state before its files go */
 typedef void (*hi_files_release_fn) (Oid dboid, Oid relnumber);

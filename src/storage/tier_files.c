@@ -282,6 +282,51 @@ hi_fsync_dir_of(const char *path)
 	pfree(dir);
 }
 
+/*
+ * The marker of a relfilenode whose files lack changes that WAL recorded as
+ * durable in its redo log (hyb_<flash>_<relfilenode>.stale, removed with the
+ * other files).  Written by WAL redo on a server whose files are a copy (a
+ * standby, a restored base backup): never an ERROR there, a WARNING if it
+ * cannot be written.  The text says what is missing.
+ */
+void
+hi_files_mark_stale(Oid dboid, Oid flashspc, Oid relnumber, const char *why)
+{
+	char	   *path = hi_file_path(flashspc, dboid, flashspc, relnumber, "stale");
+	int			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
+	Size		len = strlen(why);
+
+	if (fd < 0 || write(fd, why, len) != (ssize_t) len || pg_fsync(fd) != 0)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("could not write index marker file \"%s\": %m", path)));
+	if (fd >= 0)
+		close(fd);
+	{
+		char	   *dir = pstrdup(path);
+
+		*strrchr(dir, '/') = '\0';
+		(void) fsync_fname_ext(dir, true, false, WARNING);
+		pfree(dir);
+	}
+	pfree(path);
+}
+
+/* The text of an index's stale marker, or NULL if it has none */
+char *
+hi_files_stale(HiIndexShared *sh)
+{
+	char	   *path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+									sh->spcoid[HI_TIER_FLASH], sh->relnumber, "stale");
+	Size		len;
+	char	   *text = hi_read_whole_file(path, &len);
+
+	pfree(path);
+	if (text)
+		text[len] = '\0';
+	return text;
+}
+
 /* Write a whole file atomically and durably: temp file, fsync, rename */
 void
 hi_durable_write_file(const char *path, const char *data, Size len)

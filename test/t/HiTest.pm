@@ -17,14 +17,15 @@ use HiAM;
 
 our $SRCDIR = realpath(dirname(__FILE__) . '/../..');
 
-# new_node(name, preload => 1, conf => "extra lines", start => 1, fsync => 0);
+# new_node(name, preload => 1, conf => "extra lines", start => 1, fsync => 0,
+#          streaming => 0 (a primary that standbys and base backups can use));
 # $ENV{HI_TAP_CONF} adds lines to every node's postgresql.conf, after conf
 sub new_node
 {
 	my ($name, %opts) = @_;
 	my $preload = exists $opts{preload} ? $opts{preload} : 1;
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init;
+	$node->init(allows_streaming => $opts{streaming} ? 1 : 0);
 	my $conf = "max_connections = 30\n"
 	  . "shared_buffers = 64MB\n"
 	  . "log_statement = none\n"
