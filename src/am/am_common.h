@@ -32,6 +32,7 @@ extern List *hi_index_leaves(Oid relid);
 /* ---- am_routine.c ---- */
 extern IndexAmRoutine *am_routine(void);
 extern bool am_validate(Oid opclassoid);
+extern void am_check_page_size(int page_size);
 
 /* ---- am_cost.c ---- */
 

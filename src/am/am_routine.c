@@ -102,3 +102,15 @@ am_validate(Oid opclassoid)
 	pfree(phrase);
 	return ok;
 }
+
+/* Reloption page_size: a power of two (the range is checked by its definition) */
+void
+am_check_page_size(int page_size)
+{
+	if ((page_size & (page_size - 1)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for page_size: %d", page_size),
+				 errdetail("page_size must be a power of two between %d and %d.",
+						   HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX)));
+}

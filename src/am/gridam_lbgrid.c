@@ -204,12 +204,7 @@ lbgrid_settings(Relation index, GridSettings *out)
 void
 lbgrid_check_options(const LbgridOptions *o)
 {
-	if ((o->base.page_size & (o->base.page_size - 1)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for page_size: %d", o->base.page_size),
-				 errdetail("page_size must be a power of two between %d and %d.",
-						   HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX)));
+	am_check_page_size(o->base.page_size);
 	if (o->bucket_capacity == 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

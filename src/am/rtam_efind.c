@@ -16,6 +16,7 @@
 #include "fmgr.h"
 #include "lib/stringinfo.h"
 
+#include "am/am_common.h"
 #include "am/rtam.h"
 #include "efind/efind.h"
 #include "rtree/rtree.h"
@@ -175,12 +176,7 @@ efind_options(Datum reloptions, bool validate)
 										  sizeof(EfindOptions), tab, lengthof(tab));
 	if (o == NULL)
 		return NULL;
-	if ((o->base.page_size & (o->base.page_size - 1)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for page_size: %d", o->base.page_size),
-				 errdetail("page_size must be a power of two between %d and %d.",
-						   HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX)));
+	am_check_page_size(o->base.page_size);
 	check_min("buffer_size", o->base.buffer_size, EF_BUFFER_KB_MIN);
 	check_min("flush_percent", o->flush_percent, 1);
 	check_min("flush_unit", o->flush_unit, 1);

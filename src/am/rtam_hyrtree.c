@@ -20,6 +20,7 @@
 #include "utils/lsyscache.h"
 #include "utils/syscache.h"
 
+#include "am/am_common.h"
 #include "am/rtam.h"
 #include "rtree/rtree.h"
 #include "cache/page_cache.h"
@@ -148,12 +149,8 @@ hyrtree_options(Datum reloptions, bool validate)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid placement parameters"),
 				 errdetail("epoch_size and wma_epochs must be positive, wma_threshold between 1 and 100.")));
-	if (opts && (opts->base.page_size & (opts->base.page_size - 1)) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid value for page_size: %d", opts->base.page_size),
-				 errdetail("page_size must be a power of two between %d and %d.",
-						   HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX)));
+	if (opts)
+		am_check_page_size(opts->base.page_size);
 	return (bytea *) opts;
 }
 
