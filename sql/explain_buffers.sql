@@ -8,12 +8,12 @@
 --
 SET client_min_messages = warning;
 SELECT setseed(0.11);
-CREATE TABLE eb (id int, geom geometry);
-INSERT INTO eb SELECT i, ST_MakePoint(random() * 100, random() * 100)
+CREATE TABLE xb (id int, geom geometry);
+INSERT INTO xb SELECT i, ST_MakePoint(random() * 100, random() * 100)
   FROM generate_series(1, 20000) i;
 
 -- the index scan node of a plan (JSON), its shared hit and read blocks
-CREATE FUNCTION pg_temp.eb_node(q text, OUT node text, OUT hit bigint, OUT rd bigint)
+CREATE FUNCTION pg_temp.xb_node(q text, OUT node text, OUT hit bigint, OUT rd bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
   p jsonb;
@@ -29,29 +29,29 @@ BEGIN
   rd := (n->>'Shared Read Blocks')::bigint;
 END $$;
 
-CREATE TABLE eb_res (am text, path text, node text, hit bigint, rd bigint);
+CREATE TABLE xb_res (am text, path text, node text, hit bigint, rd bigint);
 DO $$
 DECLARE
   am text;
 BEGIN
   FOREACH am IN ARRAY ARRAY['hyrtree', 'efind', 'lbgrid', 'hgrid', 'gist'] LOOP
-    EXECUTE format('CREATE TABLE eb_%s AS SELECT * FROM eb', am);
-    EXECUTE format('CREATE INDEX eb_%s_idx ON eb_%s USING %s (geom)', am, am, am);
-    EXECUTE format('ANALYZE eb_%s', am);
+    EXECUTE format('CREATE TABLE xb_%s AS SELECT * FROM xb', am);
+    EXECUTE format('CREATE INDEX xb_%s_idx ON xb_%s USING %s (geom)', am, am, am);
+    EXECUTE format('ANALYZE xb_%s', am);
     PERFORM set_config('enable_seqscan', 'off', true);
     PERFORM set_config('enable_indexscan', 'off', true);
-    INSERT INTO eb_res SELECT am, 'bitmap', e.* FROM pg_temp.eb_node(
-      format('SELECT count(*) FROM eb_%s WHERE geom && ST_MakeEnvelope(10, 10, 30, 30)', am)) e;
+    INSERT INTO xb_res SELECT am, 'bitmap', e.* FROM pg_temp.xb_node(
+      format('SELECT count(*) FROM xb_%s WHERE geom && ST_MakeEnvelope(10, 10, 30, 30)', am)) e;
     PERFORM set_config('enable_indexscan', 'on', true);
     PERFORM set_config('enable_bitmapscan', 'off', true);
-    INSERT INTO eb_res SELECT am, 'index', e.* FROM pg_temp.eb_node(
-      format('SELECT id FROM eb_%s WHERE geom && ST_MakeEnvelope(10, 10, 30, 30)', am)) e;
-    INSERT INTO eb_res SELECT am, 'knn', e.* FROM pg_temp.eb_node(
-      format('SELECT id FROM eb_%s ORDER BY geom <-> ''POINT(50 50)'' LIMIT 10', am)) e;
+    INSERT INTO xb_res SELECT am, 'index', e.* FROM pg_temp.xb_node(
+      format('SELECT id FROM xb_%s WHERE geom && ST_MakeEnvelope(10, 10, 30, 30)', am)) e;
+    INSERT INTO xb_res SELECT am, 'knn', e.* FROM pg_temp.xb_node(
+      format('SELECT id FROM xb_%s ORDER BY geom <-> ''POINT(50 50)'' LIMIT 10', am)) e;
     PERFORM set_config('enable_bitmapscan', 'on', true);
   END LOOP;
 END $$;
 -- every scan node shows the index's pages (hits + reads)
-SELECT am, path, node, hit + rd > 0 AS shows_pages FROM eb_res ORDER BY am, path;
+SELECT am, path, node, hit + rd > 0 AS shows_pages FROM xb_res ORDER BY am, path;
 
-DROP TABLE eb, eb_res, eb_hyrtree, eb_efind, eb_lbgrid, eb_hgrid, eb_gist;
+DROP TABLE xb, xb_res, xb_hyrtree, xb_efind, xb_lbgrid, xb_hgrid, xb_gist;
