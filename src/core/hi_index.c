@@ -260,7 +260,7 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 							 errmsg("index \"%s\" is out of date on this server",
 									RelationGetRelationName(index)),
-							 errdetail("Its files here are a copy (a standby's or a restored backup's) that lacks changes the primary committed: %s",
+							 errdetail("Its files here lack changes that WAL records as committed (they are a copy made earlier, a standby's or a restored backup's, or its redo log was damaged): %s",
 									   stale),
 							 errhint("REINDEX INDEX %s.",
 									 quote_identifier(RelationGetRelationName(index)))));
