@@ -30,6 +30,12 @@
  * planner step it works for prepared statements, generic plans, PL/pgSQL
  * and joins (the condition on the inner side becomes a parameterized index
  * scan).  hybrid_index.postgis_functions = off turns it off.
+ *
+ * During recovery (a hot standby) the indexes cannot be read: the
+ * standby's copies of their files are not kept up to date (see
+ * log/hi_wal.c).  A second hook takes them out of the planner's choices
+ * there, so queries on a hot standby plan without them and answer exactly
+ * from the table, instead of failing on the index.
  */
 #include "postgres.h"
 
@@ -42,7 +48,9 @@
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "access/xlog.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/plancat.h"
 #include "optimizer/planner.h"
 #include "parser/parse_func.h"
 #include "parser/parsetree.h"
@@ -87,6 +95,7 @@ static const ImpliedBox implied[] = {
 bool		hi_postgis_functions = true;
 
 static planner_hook_type prev_planner_hook = NULL;
+static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 /* Is t PostGIS's geometry type, in namespace nsp? */
 static bool
@@ -380,6 +389,28 @@ hi_planner(Query *parse, const char *query_string, int cursorOptions,
 	return standard_planner(parse, query_string, cursorOptions, boundParams);
 }
 
+/* On a hot standby: the relation's indexes without ours */
+static void
+hi_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent, RelOptInfo *rel)
+{
+	if (prev_get_relation_info_hook)
+		prev_get_relation_info_hook(root, relid, inhparent, rel);
+	if (RecoveryInProgress())
+	{
+		List	   *keep = NIL;
+		ListCell   *lc;
+
+		foreach(lc, rel->indexlist)
+		{
+			IndexOptInfo *info = (IndexOptInfo *) lfirst(lc);
+
+			if (!hi_is_our_am(info->relam))
+				keep = lappend(keep, info);
+		}
+		rel->indexlist = keep;
+	}
+}
+
 /* Called once from _PG_init */
 void
 hi_planner_install(void)
@@ -390,4 +421,6 @@ hi_planner_install(void)
 							 &hi_postgis_functions, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	prev_planner_hook = planner_hook;
 	planner_hook = hi_planner;
+	prev_get_relation_info_hook = get_relation_info_hook;
+	get_relation_info_hook = hi_get_relation_info;
 }

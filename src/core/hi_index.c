@@ -38,8 +38,8 @@ hi_error_if_recovery(Relation index)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("index \"%s\" cannot be used during recovery",
 						RelationGetRelationName(index)),
-				 errdetail("hybrid_index indexes are not WAL-logged, so a standby has no copy of their data."),
-				 errhint("Drop the index on the primary, or query with enable_indexscan and enable_bitmapscan off.")));
+				 errdetail("A standby's copies of hybrid_index files are not kept up to date by WAL replay; the planner does not choose these indexes during recovery."),
+				 errhint("Query the primary, or promote the server (changed indexes then ask for REINDEX).")));
 }
 
 HiIndexOptions *
