@@ -164,8 +164,6 @@ our_index_opfamily(Oid relid, AttrNumber attno)
 	{
 		Oid			indexoid = lfirst_oid(lc);
 		HeapTuple	itup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
-		HeapTuple	ctup;
-		Oid			relam = InvalidOid;
 		Form_pg_index index;
 		bool		isnull;
 		Datum		d;
@@ -174,13 +172,9 @@ our_index_opfamily(Oid relid, AttrNumber attno)
 		if (!HeapTupleIsValid(itup))
 			continue;
 		index = (Form_pg_index) GETSTRUCT(itup);
-		ctup = SearchSysCache1(RELOID, ObjectIdGetDatum(indexoid));
-		if (HeapTupleIsValid(ctup))
-		{
-			relam = ((Form_pg_class) GETSTRUCT(ctup))->relam;
-			ReleaseSysCache(ctup);
-		}
-		if (index->indnatts >= 1 && index->indkey.values[0] == attno && hi_is_our_am(relam))
+		if (index->indnatts >= 1 && index->indkey.values[0] == attno &&
+			(hi_is_our_index(indexoid) ||
+			 hi_is_our_index_of_kind(indexoid, RELKIND_PARTITIONED_INDEX)))
 		{
 			d = SysCacheGetAttr(INDEXRELID, itup, Anum_pg_index_indclass, &isnull);
 			indclass = (oidvector *) DatumGetPointer(d);

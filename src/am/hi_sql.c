@@ -65,21 +65,11 @@ hi_index_leaves(Oid relid)
 static List *
 our_leaves(Oid relid)
 {
-	if (get_rel_relkind(relid) == RELKIND_PARTITIONED_INDEX)
-	{
-		HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
-		Oid			relam = InvalidOid;
-
-		if (HeapTupleIsValid(tp))
-		{
-			relam = ((Form_pg_class) GETSTRUCT(tp))->relam;
-			ReleaseSysCache(tp);
-		}
-		if (!hi_is_our_am(relam))
-			ereport(ERROR,
-					(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-					 errmsg("\"%s\" is not a hybrid_index index", get_rel_name(relid))));
-	}
+	if (get_rel_relkind(relid) == RELKIND_PARTITIONED_INDEX &&
+		!hi_is_our_index_of_kind(relid, RELKIND_PARTITIONED_INDEX))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a hybrid_index index", get_rel_name(relid))));
 	return hi_index_leaves(relid);
 }
 

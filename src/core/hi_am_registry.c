@@ -64,6 +64,13 @@ hi_is_our_am(Oid amoid)
 bool
 hi_is_our_index(Oid relid)
 {
+	return hi_is_our_index_of_kind(relid, RELKIND_INDEX);
+}
+
+/* Our index of relkind kind (RELKIND_INDEX or RELKIND_PARTITIONED_INDEX)? */
+bool
+hi_is_our_index_of_kind(Oid relid, char kind)
+{
 	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
 	bool		ours = false;
 
@@ -71,7 +78,7 @@ hi_is_our_index(Oid relid)
 	{
 		Form_pg_class form = (Form_pg_class) GETSTRUCT(tp);
 
-		ours = form->relkind == RELKIND_INDEX && hi_is_our_am(form->relam);
+		ours = form->relkind == kind && hi_is_our_am(form->relam);
 		ReleaseSysCache(tp);
 	}
 	return ours;

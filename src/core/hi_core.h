@@ -55,6 +55,7 @@ extern bool hi_is_our_am(Oid amoid);
 extern HiIndex *hi_am_open(Relation index);
 extern HiIndex *hi_am_create(Relation index);
 extern bool hi_is_our_index(Oid relid);
+extern bool hi_is_our_index_of_kind(Oid relid, char kind);
 
 /*
  * Per-index state kept above core (placement policies) is configured when

@@ -62,43 +62,29 @@ tids_sort_unique(TidList *l)
 static void
 tids_unique_in_order(TidList *l)
 {
-	ItemPointer sorted;
+	HASHCTL		ctl;
+	HTAB	   *seen;
 	Size		i,
 				o = 0;
-	bool		dups = false;
 
 	if (l->n < 2)
 		return;
-	sorted = palloc_extended(sizeof(ItemPointerData) * l->n, MCXT_ALLOC_HUGE);
-	memcpy(sorted, l->tids, sizeof(ItemPointerData) * l->n);
-	qsort(sorted, l->n, sizeof(ItemPointerData), cmp_tid);
-	for (i = 1; i < l->n && !dups; i++)
-		dups = ItemPointerEquals(&sorted[i - 1], &sorted[i]);
-	pfree(sorted);
-	if (!dups)
-		return;
-	/* rare (an entry the index holds twice): a quadratic-free second pass */
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(ItemPointerData);
+	ctl.entrysize = sizeof(ItemPointerData);
+	ctl.hcxt = CurrentMemoryContext;
+	seen = hash_create("hybrid_index tids", l->n, &ctl,
+					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	for (i = 0; i < l->n; i++)
 	{
-		HASHCTL		ctl;
-		HTAB	   *seen;
+		bool		found;
 
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(ItemPointerData);
-		ctl.entrysize = sizeof(ItemPointerData);
-		ctl.hcxt = CurrentMemoryContext;
-		seen = hash_create("hybrid_index tids", l->n, &ctl,
-						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		for (i = 0; i < l->n; i++)
-		{
-			bool		found;
-
-			(void) hash_search(seen, &l->tids[i], HASH_ENTER, &found);
-			if (!found)
-				l->tids[o++] = l->tids[i];
-		}
-		hash_destroy(seen);
-		l->n = o;
+		(void) hash_search(seen, &l->tids[i], HASH_ENTER, &found);
+		if (!found)
+			l->tids[o++] = l->tids[i];
 	}
+	hash_destroy(seen);
+	l->n = o;
 }
 
 ItemPointer
