@@ -89,6 +89,8 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	ops->load(idx, bs.spool, arg);
 	idx->sh->building = false;
 	hi_index_checkpoint(idx);
+	/* standbys and restored backups get the new files from WAL */
+	hi_wal_log_image(idx->sh);
 	LWLockRelease(&idx->sh->tree_lock);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.n);
 

@@ -185,6 +185,7 @@ typedef struct HiIndexShared
 {
 	/* identity, protected by the registry lock */
 	bool		in_use;
+	bool		wal_logged;		/* a permanent relation: changes go to WAL */
 	uint32		generation;		/* bumped whenever the slot is (re)used */
 	Oid			dboid;
 	Oid			indexoid;

@@ -28,7 +28,6 @@
 #include "cache/page_cache.h"
 #include "log/redo_log.h"
 #include "storage/storage.h"
-#include "storage/storage.h"
 
 void
 hi_error_if_recovery(Relation index)
@@ -183,6 +182,7 @@ claim_slot(Relation index)
 		sh->dboid = dboid;
 		sh->relnumber = relnumber;
 		sh->indexoid = RelationGetRelid(index);
+		sh->wal_logged = index->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
 		sh->spcoid[HI_TIER_FLASH] = index->rd_node.spcNode;
 		sh->spcoid[HI_TIER_OPTANE] = optane_spc(index, false);
 		sh->budget_frames = 0;
@@ -290,6 +290,8 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 									RelationGetRelationName(index))));
 					hi_index_checkpoint(idx);
 				}
+				/* copies of the log (standbys) continue where this one does */
+				hi_wal_log_restart(sh, sh->log_insert);
 				LWLockRelease(&sh->tree_lock);
 			}
 			PG_CATCH();
@@ -346,6 +348,7 @@ hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages)
 	reset_slot_state(sh);
 	sh->spcoid[HI_TIER_OPTANE] = fastspc;
 	sh->indexoid = RelationGetRelid(index);
+	sh->wal_logged = index->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
 	sh->meta.magic = HI_META_MAGIC;
 	sh->meta.version = HI_META_VERSION;
 	sh->meta.am = am;

@@ -98,13 +98,19 @@ append_record(HiIndexShared *sh, HiLogRecord *rec, const char *name)
 	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
 	rec->lsn = sh->log_insert;
 	rec->crc = rec_crc(rec);
+	/* WAL first (in log order), so that the log never has what WAL lacks */
+	hi_wal_log_record(sh, rec);
 	w = pwrite(fd, rec, sizeof(*rec), (off_t) (rec->lsn - sh->log_base));
 	if (w != sizeof(*rec))
 	{
 		/* a short write sets no errno: the file system is full */
 		int			save_errno = w >= 0 ? ENOSPC : errno;
 
-		/* a partial record is overwritten by the next append */
+		/*
+		 * A partial record is overwritten by the next append; copies of
+		 * the log drop the one WAL has (hi_wal.c, RESTART).
+		 */
+		hi_wal_log_restart(sh, rec->lsn);
 		LWLockRelease(&sh->log_lock);
 		errno = save_errno;
 		ereport(ERROR,
@@ -314,31 +320,32 @@ hi_log_replay(HiIndex *idx, hi_log_apply_fn apply)
 
 /*
  * Up to where the redo log of a relfilenode holds changes on this server's
- * disk: the checkpoint its map file reflects, then the log's valid records.
- * For WAL redo, so never an ERROR: a file that cannot be read counts as
- * holding nothing.  *exists: the index has a map file here.
+ * disk: the checkpoint its map file reflects (*base), then the log's valid
+ * records.  For WAL redo, so never an ERROR: a file that cannot be read
+ * counts as holding nothing.  *exists: the index has a map file here.
  */
 uint64
-hi_log_durable_end(Oid dboid, Oid flashspc, Oid relnumber, bool *exists)
+hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber, uint64 *base, bool *exists)
 {
 	char	   *mpath = hi_file_path(flashspc, dboid, flashspc, relnumber, "map");
 	char	   *lpath = hi_file_path(flashspc, dboid, flashspc, relnumber, "log");
-	uint64		base = hi_map_ckpt_position(mpath, exists);
 	uint64		off = 0;
-	int			fd = *exists ? open(lpath, O_RDONLY | PG_BINARY, 0) : -1;
+	int			fd;
 
+	*base = hi_map_ckpt_position(mpath, exists);
+	fd = *exists ? open(lpath, O_RDONLY | PG_BINARY, 0) : -1;
 	if (fd >= 0)
 	{
 		HiLogRecord rec;
 
 		while (read(fd, &rec, sizeof(rec)) == sizeof(rec) &&
-			   rec.crc == rec_crc(&rec) && rec.lsn == base + off)
+			   rec.crc == rec_crc(&rec) && rec.lsn == *base + off)
 			off += sizeof(rec);
 		close(fd);
 	}
 	pfree(mpath);
 	pfree(lpath);
-	return base + off;
+	return *base + off;
 }
 
 /*

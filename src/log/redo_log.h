@@ -33,20 +33,26 @@ extern void hi_log_flush(HiIndexShared *sh, uint64 upto);
 extern void hi_log_flush_inserted(HiIndexShared *sh);
 extern void hi_log_reset(HiIndexShared *sh, uint64 base);
 extern uint64 hi_log_size(HiIndexShared *sh);
-extern uint64 hi_log_durable_end(Oid dboid, Oid flashspc, Oid relnumber, bool *exists);
+extern uint64 hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber,
+							  uint64 *base, bool *exists);
 
 /*
- * log/hi_wal.c: the custom WAL resource manager of hybrid_index.  A record
- * says "the redo log of this relfilenode holds every committed change up to
- * this position"; a server replaying WAL into copies of the files (a
- * standby, a restored base backup, PITR) marks the index stale when its copy
- * lacks them, so that it refuses to answer instead of missing rows.
+ * log/hi_wal.c: the custom WAL resource manager of hybrid_index.  WAL
+ * carries every record of every index's redo log, the files of every build
+ * and every removal, so that a server replaying it into copies of the files
+ * (a standby, a restored base backup, PITR) rebuilds the same logs; where
+ * its copy lacks what WAL no longer has, the index is marked stale and
+ * refuses to answer instead of missing rows.
  */
 #define HI_RMGR_ID		190		/* see README, "WAL resource manager" */
 #define HI_RMGR_NAME	"hybrid_index"
 
 extern void hi_wal_init(void);
 extern void hi_wal_log_durable(HiIndexShared *sh, uint64 upto);
+extern void hi_wal_log_record(HiIndexShared *sh, const HiLogRecord *rec);
+extern void hi_wal_log_restart(HiIndexShared *sh, uint64 position);
+extern void hi_wal_log_image(HiIndexShared *sh);
+extern void hi_wal_log_drop(Oid dboid, Oid flashspc, Oid relnumber);
 
 extern uint64 hi_log_replay(HiIndex *idx, hi_log_apply_fn apply);
 extern void hi_log_at_precommit(void);

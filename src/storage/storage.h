@@ -65,6 +65,10 @@ extern char *hi_files_stale(HiIndexShared *sh);
 /* the layer above forgets a relfilenode's shared state before its files go */
 typedef void (*hi_files_release_fn) (Oid dboid, Oid relnumber);
 extern void hi_files_set_release_hook(hi_files_release_fn fn);
+/* ... and is told once they were removed at commit (to log it) */
+typedef void (*hi_files_drop_fn) (Oid dboid, Oid flashspc, Oid relnumber);
+extern void hi_files_set_drop_hook(hi_files_drop_fn fn);
+extern void hi_files_remove_set(Oid dboid, Oid flashspc, Oid relnumber);
 extern void hi_files_at_xact_end(bool commit);
 extern void hi_files_at_subxact_end(bool commit, SubTransactionId mySubid,
 									SubTransactionId parentSubid);

@@ -70,6 +70,15 @@ hi_files_set_release_hook(hi_files_release_fn fn)
 	release_hook = fn;
 }
 
+/* told after a dropped relfilenode's files were removed at commit */
+static hi_files_drop_fn drop_hook = NULL;
+
+void
+hi_files_set_drop_hook(hi_files_drop_fn fn)
+{
+	drop_hook = fn;
+}
+
 static HiLocalFds *local_fds = NULL;
 static bool direct_io_logged = false;
 
@@ -546,17 +555,24 @@ unlink_set_in_dir(const char *dir, Oid spcoid, void *arg)
 		fsync_fname_ext(dir, true, true, LOG);
 }
 
-static void
-remove_file_set(Oid dboid, Oid flashspc, Oid relnumber)
+/* Unlink a relfilenode's files in every tablespace (also in WAL redo) */
+void
+hi_files_remove_set(Oid dboid, Oid flashspc, Oid relnumber)
 {
 	UnlinkArg	ua;
 
-	/* forget cached pages first: nothing may be written back to them */
-	if (release_hook)
-		release_hook(dboid, relnumber);
 	ua.flashspc = flashspc;
 	ua.relnumber = relnumber;
 	foreach_db_dir(dboid, unlink_set_in_dir, &ua);
+}
+
+static void
+remove_file_set(Oid dboid, Oid flashspc, Oid relnumber)
+{
+	/* forget cached pages first: nothing may be written back to them */
+	if (release_hook)
+		release_hook(dboid, relnumber);
+	hi_files_remove_set(dboid, flashspc, relnumber);
 }
 
 static void
@@ -712,7 +728,12 @@ hi_files_at_xact_end(bool commit)
 		HiPendingOp *next = op->next;
 
 		if (op->at_commit == commit)
+		{
 			remove_file_set(op->dboid, op->flashspc, op->relnumber);
+			/* after the commit record: a crash before it keeps the files */
+			if (commit && drop_hook)
+				drop_hook(op->dboid, op->flashspc, op->relnumber);
+		}
 		pfree(op);
 		op = next;
 	}

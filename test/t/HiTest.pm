@@ -25,7 +25,8 @@ sub new_node
 	my ($name, %opts) = @_;
 	my $preload = exists $opts{preload} ? $opts{preload} : 1;
 	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => $opts{streaming} ? 1 : 0);
+	$node->init(allows_streaming => $opts{streaming} ? 1 : 0,
+		has_archiving => $opts{archiving} ? 1 : 0);
 	my $conf = "max_connections = 30\n"
 	  . "shared_buffers = 64MB\n"
 	  . "log_statement = none\n"

@@ -1,0 +1,256 @@
+# 050_standby.pl — copies of the index files follow the primary through WAL
+# (issue 18: the records of our resource manager carry every change).
+#
+# For every access method:
+#  - a streaming standby made from a base backup replays inserts, deletes
+#    and VACUUM made after the backup, an index created after it and the
+#    drop of another; it is crash-restarted (kill -9) in the middle of
+#    replay; as a hot standby its queries answer exactly from the tables
+#    (the planner leaves our indexes out during recovery); promoted, every
+#    index answers exactly at once (no REINDEX), and keeps answering after
+#    writes on the promoted server;
+#  - a base backup taken during a load of committed single-row inserts,
+#    restored, answers exactly through the index, every row it has;
+#  - a PITR restore to a point between two batches of inserts answers with
+#    exactly the first batch;
+#  - a copy that lacks records WAL no longer has (its log file damaged)
+#    refuses with an error naming the index and a REINDEX hint, never
+#    answering short; REINDEX makes it exact;
+#  - the primary's own crash recovery replays the same records and answers
+#    exactly; pg_walinspect shows the records; a server without the library
+#    preloaded cannot replay them and says so.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use HiAM;
+use HiTest;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = HiTest::new_node('primary', streaming => 1, archiving => 1);
+sub P { return $primary->safe_psql('postgres', $_[0]); }
+
+my @ams = grep { HiAM::exists_in($primary, 'postgres', $_->{am}) } HiAM::selected();
+sub using_of { my ($e) = @_; return $e->{opclass} ? "geom $e->{opclass}" : 'geom'; }
+
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	my $using = using_of($e);
+	P(qq{
+		SELECT setseed(0.5);
+		CREATE TABLE s_$am (id bigint, geom geometry);
+		INSERT INTO s_$am SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 3000) i;
+		INSERT INTO s_$am VALUES (90001, NULL), (90002, 'POINT EMPTY');
+		CREATE INDEX s_${am}_idx ON s_$am USING $am ($using);
+		CREATE TABLE d_$am (id bigint, geom geometry);
+		INSERT INTO d_$am SELECT i, ST_MakePoint(i, i) FROM generate_series(1, 100) i;
+		CREATE INDEX d_${am}_idx ON d_$am USING $am ($using);});
+}
+P('CHECKPOINT');
+$primary->backup('b1');
+
+# every copy keeps its WAL to itself: only the primary archives
+sub copy_of
+{
+	my ($name, $backup, %o) = @_;
+	my $n = PostgreSQL::Test::Cluster->new($name);
+	$n->init_from_backup($primary, $backup, %o);
+	$n->append_conf('postgresql.conf', "archive_mode = off\n");
+	return $n;
+}
+
+# ---- a streaming standby follows inserts, deletes, VACUUM, builds, drops ----
+my $s1 = copy_of('standby1', 'b1', has_streaming => 1);
+$s1->start;
+
+my $lsn0 = P('SELECT pg_current_wal_insert_lsn()');
+my %dropped;
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	my $using = using_of($e);
+	P("INSERT INTO s_$am SELECT 100000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 500) i");
+	P("DELETE FROM s_$am WHERE id % 10 = 0");
+	P("VACUUM s_$am");
+	P(qq{CREATE TABLE l_$am (id bigint, geom geometry);
+		INSERT INTO l_$am SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 800) i;
+		INSERT INTO l_$am VALUES (90001, NULL);
+		CREATE INDEX l_${am}_idx ON l_$am USING $am ($using);
+		INSERT INTO l_$am SELECT 1000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 200) i;});
+	$dropped{$am} = P("SELECT relfilenode FROM pg_class WHERE relname = 'd_${am}_idx'");
+	P("DROP INDEX d_${am}_idx");
+}
+$primary->wait_for_catchup($s1);
+
+# kill -9 of the standby while it replays a stream of single-row commits
+my $load = join('; ', map { "INSERT INTO s_$_->{am} VALUES (200000 + g, ST_MakePoint(g % 1000, g % 997))" } @ams);
+for my $g (1 .. 40)
+{
+	(my $q = $load) =~ s/\bg\b/$g/g;
+	P($q);
+	$s1->stop('immediate') if $g == 20;
+}
+$s1->start;
+$primary->wait_for_catchup($s1);
+
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	my $q = "SELECT count(*), coalesce(sum(id), 0) FROM s_$am WHERE geom && ST_MakeEnvelope(100, 100, 600, 450)";
+	is($s1->safe_psql('postgres', "SET enable_seqscan = off; $q"), P($q),
+		"$am: the hot standby answers as the primary does");
+	unlike($s1->safe_psql('postgres', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) $q"), qr/s_${am}_idx/,
+		"$am: the hot standby's plan leaves our index out");
+	my @files = grep { /hyb_\d+_$dropped{$am}\./ } HiTest::hyb_files($s1->data_dir);
+	is(scalar(@files), 0, "$am: the standby removed the files of the dropped index");
+}
+my $maps = sub {
+	my ($node) = @_;
+	return join(',', sort map { m{/(hyb_\d+_\d+)\.map$} ? $1 : () } HiTest::hyb_files($node->data_dir));
+};
+is($maps->($s1), $maps->($primary), 'the standby has the same index files as the primary');
+
+$s1->promote;
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	for my $t ("s_$am", "l_$am")
+	{
+		is($s1->safe_psql('postgres', "SELECT count(*) FROM $t"), P("SELECT count(*) FROM $t"),
+			"$am: the promoted server has every row of $t");
+		HiTest::full_check($s1, 'postgres', "$am promoted", $t, "${t}_idx");
+	}
+	$s1->safe_psql('postgres',
+		"INSERT INTO s_$am SELECT 300000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 300) i");
+	$s1->safe_psql('postgres', "DELETE FROM s_$am WHERE id % 7 = 0");
+	HiTest::full_check($s1, 'postgres', "$am promoted, after writes on it", "s_$am", "s_${am}_idx");
+}
+is(scalar(grep { /\.stale$/ } HiTest::hyb_files($s1->data_dir)), 0, 'the promoted standby marked nothing stale');
+$s1->stop;
+
+# the records of our resource manager, as pg_walinspect shows them
+P('CREATE EXTENSION pg_walinspect');
+my $lsn1 = P('SELECT pg_current_wal_insert_lsn()');
+for my $type ('LOG', 'DURABLE', 'IMAGE', 'DROP')
+{
+	cmp_ok(P(qq{SELECT count(*) FROM pg_get_wal_records_info('$lsn0', '$lsn1')
+		WHERE resource_manager = 'hybrid_index' AND record_type = '$type' AND description LIKE 'index %'}),
+		'>', 0, "pg_walinspect shows our $type records");
+}
+
+# ---- a base backup taken during a load of single-row commits ----
+my $script = $primary->basedir . '/load.sql';
+PostgreSQL::Test::Utils::append_to_file($script,
+	join('', map { "INSERT INTO s_$_->{am} VALUES (nextval('load_ids'), ST_MakePoint(random() * 1000, random() * 1000));\n" } @ams));
+P('CREATE SEQUENCE load_ids START 10000000');
+my ($out, $err) = ('', '');
+my $h = IPC::Run::start(['pgbench', '-n', '-T', '8', '-c', '2', '-f', $script,
+	'-h', $primary->host, '-p', $primary->port, 'postgres'], '>', \$out, '2>', \$err);
+sleep 2;
+$primary->backup('b_load');
+$h->finish;
+is($h->result(0), 0, 'the insert load ran through the backup') or diag($err);
+my $r1 = copy_of('restored_load', 'b_load');
+$r1->start;
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	cmp_ok($r1->safe_psql('postgres', "SELECT count(*) FROM s_$am WHERE id >= 10000000"), '>', 0,
+		"$am: the restored backup has rows of the load");
+	HiTest::full_check($r1, 'postgres', "$am restored from a backup under load", "s_$am", "s_${am}_idx");
+}
+$r1->stop;
+
+# ---- PITR to a point between two batches ----
+$primary->backup('b2');
+for my $e (@ams)
+{
+	P("INSERT INTO s_$e->{am} SELECT 500000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 200) i");
+}
+P("SELECT pg_create_restore_point('between_batches')");
+for my $e (@ams)
+{
+	P("INSERT INTO s_$e->{am} SELECT 600000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 200) i");
+}
+P('SELECT pg_switch_wal()');
+$primary->poll_query_until('postgres',
+	"SELECT last_archived_wal IS NOT NULL AND last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
+  or die 'WAL not archived';
+my $r2 = copy_of('pitr', 'b2', has_restoring => 1);
+$r2->append_conf('postgresql.conf', "recovery_target_name = 'between_batches'\nrecovery_target_action = 'promote'\n");
+$r2->start;
+$r2->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'PITR did not end';
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	is($r2->safe_psql('postgres', "SET enable_seqscan = off; SELECT count(*) FROM s_$am WHERE id BETWEEN 500001 AND 500200 AND geom && ST_MakeEnvelope(-1, -1, 1001, 1001)"),
+		'200', "$am: PITR has the first batch, through the index");
+	is($r2->safe_psql('postgres', "SET enable_seqscan = off; SELECT count(*) FROM s_$am WHERE id BETWEEN 600001 AND 600200 AND geom && ST_MakeEnvelope(-1, -1, 1001, 1001)"),
+		'0', "$am: PITR has none of the second batch, through the index");
+	HiTest::full_check($r2, 'postgres', "$am after PITR", "s_$am", "s_${am}_idx");
+}
+$r2->stop;
+
+# ---- a copy that lacks what WAL no longer has refuses ----
+$primary->backup('b3');
+for my $e (@ams)
+{
+	P("INSERT INTO s_$e->{am} SELECT 700000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 50) i");
+}
+my $s2 = copy_of('standby2', 'b3', has_streaming => 1);
+# damage the copy: its index logs lose the records made before the backup
+for my $e (@ams)
+{
+	my $rfn = P("SELECT relfilenode FROM pg_class WHERE relname = 's_$e->{am}_idx'");
+	for my $f (grep { /hyb_\d+_$rfn\.log$/ } HiTest::hyb_files($s2->data_dir))
+	{
+		open(my $fh, '>', $f) or die "truncate $f: $!";
+		close($fh);
+	}
+}
+$s2->start;
+$primary->wait_for_catchup($s2);
+$s2->promote;
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	my ($ret, $o, $er) = $s2->psql('postgres',
+		"SET enable_seqscan = off; SELECT count(*) FROM s_$am WHERE geom && ST_MakeEnvelope(0, 0, 1000, 1000)");
+	isnt($ret, 0, "$am: the copy that lacks records refuses");
+	like($er, qr/index "s_${am}_idx" is out of date on this server/, "$am: the error names the index");
+	like($er, qr/HINT:\s+REINDEX INDEX s_${am}_idx/, "$am: the error says to REINDEX");
+	$s2->safe_psql('postgres', "REINDEX INDEX s_${am}_idx");
+	HiTest::full_check($s2, 'postgres', "$am after REINDEX", "s_$am", "s_${am}_idx");
+}
+$s2->stop;
+
+# ---- a server that replays our records without the library stops, saying so ----
+my $s3 = copy_of('standby3', 'b1', has_streaming => 1);
+$s3->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
+$s3->start(fail_ok => 1);
+$s3->_update_pid(0);
+my $log = slurp_file($s3->logfile);
+like($log, qr/resource manager with ID \d+ not registered|custom resource manager/i,
+	'without the library preloaded, replay stops and the log says why');
+
+# ---- the primary's own crash recovery replays the same records ----
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	P("INSERT INTO s_$am SELECT 800000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 300) i");
+}
+$primary->stop('immediate');
+$primary->start;
+for my $e (@ams)
+{
+	HiTest::full_check($primary, 'postgres', "$e->{am} after the primary's crash", "s_$e->{am}", "s_$e->{am}_idx");
+	HiTest::full_check($primary, 'postgres', "$e->{am} after the primary's crash", "l_$e->{am}", "l_$e->{am}_idx");
+}
+is(scalar(grep { /\.stale$/ } HiTest::hyb_files($primary->data_dir)), 0, 'the primary marked nothing stale');
+$primary->stop;
+done_testing();
