@@ -129,6 +129,7 @@ _PG_init(void)
 
 	hi_define_gucs();
 	hi_wal_init();
+	hi_log_sync_register();
 	hi_wma_init();
 	hi_files_set_release_hook(hi_slot_release);
 	hyrtree_init();

@@ -244,6 +244,7 @@ typedef struct HiSharedRoot
 	int			tranche_id;
 	int			max_indexes;
 	pg_atomic_uint32 clock_hand;
+	pg_atomic_uint32 sync_pid;	/* the log sync worker, 0 = not running */
 	HiIndexShared indexes[FLEXIBLE_ARRAY_MEMBER];
 } HiSharedRoot;
 

@@ -58,6 +58,7 @@ hi_shmem_startup(void)
 		hi_shared->max_indexes = hi_max_indexes;
 		LWLockInitialize(&hi_shared->registry_lock, hi_shared->tranche_id);
 		pg_atomic_init_u32(&hi_shared->clock_hand, 0);
+		pg_atomic_init_u32(&hi_shared->sync_pid, 0);
 		for (i = 0; i < hi_max_indexes; i++)
 		{
 			HiIndexShared *sh = &hi_shared->indexes[i];

@@ -290,8 +290,12 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 									RelationGetRelationName(index))));
 					hi_index_checkpoint(idx);
 				}
-				/* copies of the log (standbys) continue where this one does */
-				hi_wal_log_restart(sh, sh->log_insert);
+				/*
+				 * Copies of the log (standbys) continue where this one does;
+				 * durable at once, so that crash recovery always meets a
+				 * record of a loaded index after its redo pointer (hi_wal.c)
+				 */
+				hi_wal_log_restart(sh, sh->log_insert, true);
 				LWLockRelease(&sh->tree_lock);
 			}
 			PG_CATCH();

@@ -64,6 +64,7 @@
 #define XLOG_HI_IMAGE		0x20
 #define XLOG_HI_RESTART		0x30
 #define XLOG_HI_DROP		0x40
+#define XLOG_HI_SYNCED		0x50
 
 /* which index a record is about (its flash tier names its files) */
 typedef struct xl_hi_ident
@@ -118,6 +119,12 @@ typedef struct xl_hi_drop
 	xl_hi_ident id;
 } xl_hi_drop;
 
+typedef struct xl_hi_synced
+{
+	xl_hi_ident id;
+	uint64		position;		/* the log is durable up to here */
+} xl_hi_synced;
+
 static void
 ident_of(HiIndexShared *sh, xl_hi_ident *id)
 {
@@ -137,6 +144,16 @@ wal_logged(HiIndexShared *sh)
 
 /* ---- insertion (the primary) ---- */
 
+/* Insert a record whose data (len bytes) starts with the index's ident */
+static XLogRecPtr
+insert_record(HiIndexShared *sh, uint8 info, void *xl, Size len)
+{
+	ident_of(sh, (xl_hi_ident *) xl);
+	XLogBeginInsert();
+	XLogRegisterData((char *) xl, len);
+	return XLogInsert(HI_RMGR_ID, info);
+}
+
 void
 hi_wal_log_durable(HiIndexShared *sh, uint64 upto)
 {
@@ -144,11 +161,8 @@ hi_wal_log_durable(HiIndexShared *sh, uint64 upto)
 
 	if (!wal_logged(sh))
 		return;
-	ident_of(sh, &xl.id);
 	xl.upto = upto;
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xl, sizeof(xl));
-	(void) XLogInsert(HI_RMGR_ID, XLOG_HI_DURABLE);
+	(void) insert_record(sh, XLOG_HI_DURABLE, &xl, sizeof(xl));
 }
 
 /* One redo log record; the caller holds log_lock (WAL order = log order) */
@@ -159,25 +173,34 @@ hi_wal_log_record(HiIndexShared *sh, const HiLogRecord *rec)
 
 	if (!wal_logged(sh))
 		return;
-	ident_of(sh, &xl.id);
 	xl.rec = *rec;
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xl, sizeof(xl));
-	(void) XLogInsert(HI_RMGR_ID, XLOG_HI_LOG);
+	(void) insert_record(sh, XLOG_HI_LOG, &xl, sizeof(xl));
 }
 
 void
-hi_wal_log_restart(HiIndexShared *sh, uint64 position)
+hi_wal_log_restart(HiIndexShared *sh, uint64 position, bool flush)
 {
 	xl_hi_restart xl;
+	XLogRecPtr	end;
 
 	if (!wal_logged(sh))
 		return;
-	ident_of(sh, &xl.id);
 	xl.position = position;
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xl, sizeof(xl));
-	(void) XLogInsert(HI_RMGR_ID, XLOG_HI_RESTART);
+	end = insert_record(sh, XLOG_HI_RESTART, &xl, sizeof(xl));
+	if (flush)
+		XLogFlush(end);
+}
+
+/* The log sync worker made the log durable up to position (a checkpoint) */
+void
+hi_wal_log_synced(HiIndexShared *sh, uint64 position)
+{
+	xl_hi_synced xl;
+
+	if (!wal_logged(sh))
+		return;
+	xl.position = position;
+	(void) insert_record(sh, XLOG_HI_SYNCED, &xl, sizeof(xl));
 }
 
 /* The files of a relfilenode were removed (dboid: its database) */
@@ -300,6 +323,8 @@ typedef struct CopyState
 	bool		unsynced;		/* appended since the last fsync */
 	uint64		base;			/* the map file's checkpoint position */
 	uint64		end;			/* the log's valid records end here */
+	uint64		confirmed;		/* WAL replayed so far vouches for the log
+								 * up to here (0: nothing yet) */
 	int			fd;				/* the log, -1 = not open */
 } CopyState;
 
@@ -334,6 +359,7 @@ copy_state(const xl_hi_ident *id)
 		c->known = false;
 		c->stale = false;
 		c->unsynced = false;
+		c->confirmed = 0;
 		c->fd = -1;
 	}
 	if (!c->known)
@@ -396,6 +422,12 @@ mark_stale(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 }
 
 static void
+confirm(CopyState *c, uint64 pos)
+{
+	c->confirmed = Max(c->confirmed, pos);
+}
+
+static void
 redo_log(XLogReaderState *record, const xl_hi_log *xl)
 {
 	CopyState  *c = copy_state(&xl->id);
@@ -403,8 +435,14 @@ redo_log(XLogReaderState *record, const xl_hi_log *xl)
 	int			fd;
 
 	/* no files: the index refuses by itself (its map file is missing) */
-	if (!c->exists || c->stale || pos < c->end)
+	if (!c->exists || c->stale)
 		return;
+	if (pos < c->end)
+	{
+		/* the log has it (a log gets WAL's records in WAL's order) */
+		confirm(c, pos + sizeof(HiLogRecord));
+		return;
+	}
 	if (pos > c->end)
 	{
 		char	   *what = psprintf("holds redo log position " UINT64_FORMAT " of index %u",
@@ -423,6 +461,7 @@ redo_log(XLogReaderState *record, const xl_hi_log *xl)
 	}
 	c->end += sizeof(HiLogRecord);
 	c->unsynced = true;
+	confirm(c, c->end);
 }
 
 static void
@@ -441,6 +480,7 @@ redo_durable(XLogReaderState *record, const xl_hi_durable *xl)
 		pfree(what);
 		return;
 	}
+	confirm(c, xl->upto);
 	/* a committed transaction's records are durable here before its commit is */
 	if (c->unsynced && c->fd >= 0)
 	{
@@ -465,8 +505,13 @@ redo_restart(XLogReaderState *record, const xl_hi_restart *xl)
 	CopyState  *c = copy_state(&xl->id);
 	int			fd;
 
-	if (!c->exists || c->stale || xl->position == c->end || xl->position < c->base)
+	if (!c->exists || c->stale || xl->position < c->base)
 		return;
+	if (xl->position == c->end)
+	{
+		confirm(c, c->end);
+		return;
+	}
 	if (xl->position > c->end)
 	{
 		char	   *what = psprintf("continues the redo log of index %u at position " UINT64_FORMAT,
@@ -484,6 +529,31 @@ redo_restart(XLogReaderState *record, const xl_hi_restart *xl)
 	}
 	c->end = xl->position;
 	c->unsynced = true;
+	c->confirmed = c->end;
+}
+
+/*
+ * The primary's log was durable up to position when a checkpoint began:
+ * its records below it are to be trusted (those older than the checkpoint
+ * are not in the WAL replayed here).
+ */
+static void
+redo_synced(XLogReaderState *record, const xl_hi_synced *xl)
+{
+	CopyState  *c = copy_state(&xl->id);
+
+	if (!c->exists || c->stale || xl->position < c->base)
+		return;
+	if (xl->position > c->end)
+	{
+		char	   *what = psprintf("says the redo log of index %u was durable up to position " UINT64_FORMAT,
+									xl->id.indexoid, xl->position);
+
+		mark_stale(record, &xl->id, c, what);
+		pfree(what);
+		return;
+	}
+	confirm(c, xl->position);
 }
 
 /* The database directory of a tablespace, made if missing; false on failure */
@@ -582,6 +652,7 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 		copy_close(c);
 		c->known = false;		/* read base and end from the new files */
 		(void) copy_state(&xl->id);
+		c->confirmed = c->end;
 	}
 	pfree(path);
 }
@@ -614,6 +685,8 @@ hi_wal_redo(XLogReaderState *record)
 		redo_restart(record, (const xl_hi_restart *) data);
 	else if (info == XLOG_HI_DROP && len == sizeof(xl_hi_drop))
 		redo_drop((const xl_hi_drop *) data);
+	else if (info == XLOG_HI_SYNCED && len == sizeof(xl_hi_synced))
+		redo_synced(record, (const xl_hi_synced *) data);
 	else
 		ereport(WARNING,
 				(errmsg("hybrid_index: skipping WAL record of unknown type %u (length %u) at %X/%X",
@@ -621,7 +694,13 @@ hi_wal_redo(XLogReaderState *record)
 				 errhint("The server replays WAL of a newer hybrid_index; indexes it concerns may need REINDEX.")));
 }
 
-/* End of recovery (promotion, end of a restore): close what redo opened */
+/*
+ * End of recovery (crash recovery, promotion, end of a restore).  A log may
+ * hold records beyond what WAL vouches for: appended before a crash whose
+ * WAL was lost with them (their transactions never committed, and their
+ * xids may be handed out again).  They are cut off, so that a later replay
+ * never applies them; then what redo wrote is made durable.
+ */
 static void
 hi_wal_cleanup(void)
 {
@@ -633,6 +712,27 @@ hi_wal_cleanup(void)
 	hash_seq_init(&st, copies);
 	while ((c = hash_seq_search(&st)) != NULL)
 	{
+		if (c->known && c->exists && !c->stale && c->confirmed >= c->base &&
+			c->confirmed > 0 && c->end > c->confirmed)
+		{
+			CopyKey    *k = &c->key;
+			xl_hi_ident id;
+
+			memset(&id, 0, sizeof(id));
+			id.dboid = k->dboid;
+			id.spcoid = k->spcoid;
+			id.relnumber = k->relnumber;
+			if (copy_log_fd(&id, c) >= 0 &&
+				ftruncate(c->fd, (off_t) (c->confirmed - c->base)) == 0)
+			{
+				ereport(LOG,
+						(errmsg("hybrid_index: cut %llu redo log records of relfilenode %u that WAL does not hold",
+								(unsigned long long) ((c->end - c->confirmed) / sizeof(HiLogRecord)),
+								k->relnumber)));
+				c->end = c->confirmed;
+				c->unsynced = true;
+			}
+		}
 		if (c->fd >= 0 && c->unsynced)
 			(void) pg_fdatasync(c->fd);
 		copy_close(c);
@@ -680,6 +780,9 @@ hi_wal_desc(StringInfo buf, XLogReaderState *record)
 	else if (info == XLOG_HI_RESTART && len == sizeof(xl_hi_restart))
 		appendStringInfo(buf, ", log continues at " UINT64_FORMAT,
 						 ((const xl_hi_restart *) data)->position);
+	else if (info == XLOG_HI_SYNCED && len == sizeof(xl_hi_synced))
+		appendStringInfo(buf, ", log durable up to " UINT64_FORMAT,
+						 ((const xl_hi_synced *) data)->position);
 }
 
 static const char *
@@ -697,6 +800,8 @@ hi_wal_identify(uint8 info)
 			return "RESTART";
 		case XLOG_HI_DROP:
 			return "DROP";
+		case XLOG_HI_SYNCED:
+			return "SYNCED";
 	}
 	return NULL;
 }

@@ -110,7 +110,7 @@ append_record(HiIndexShared *sh, HiLogRecord *rec, const char *name)
 		 * A partial record is overwritten by the next append; copies of
 		 * the log drop the one WAL has (hi_wal.c, RESTART).
 		 */
-		hi_wal_log_restart(sh, rec->lsn);
+		hi_wal_log_restart(sh, rec->lsn, false);
 		LWLockRelease(&sh->log_lock);
 		errno = save_errno;
 		ereport(ERROR,
@@ -176,7 +176,11 @@ hi_log_flush(HiIndexShared *sh, uint64 upto)
 	LWLockRelease(&sh->flush_lock);
 }
 
-/* Make every record appended so far durable */
+/*
+ * VACUUM's deletions are logged: say so in WAL, and make them durable here
+ * unless the log sync worker does it before the next checkpoint (WAL holds
+ * them before the heap records that free their rows' line pointers).
+ */
 void
 hi_log_flush_inserted(HiIndexShared *sh)
 {
@@ -185,8 +189,27 @@ hi_log_flush_inserted(HiIndexShared *sh)
 	LWLockAcquire(&sh->log_lock, LW_SHARED);
 	upto = sh->log_insert;
 	LWLockRelease(&sh->log_lock);
-	hi_log_flush(sh, upto);
+	if (!hi_log_sync_active())
+		hi_log_flush(sh, upto);
 	hi_wal_log_durable(sh, upto);
+}
+
+/*
+ * The log sync worker, at a checkpoint: every record appended so far (an
+ * append holds log_lock from its WAL insert to its write) becomes durable;
+ * with log_synced, WAL says up to where (recovery trusts the log that far).
+ */
+void
+hi_log_sync(HiIndexShared *sh, bool log_synced)
+{
+	uint64		upto;
+
+	LWLockAcquire(&sh->log_lock, LW_SHARED);
+	upto = sh->log_insert;
+	LWLockRelease(&sh->log_lock);
+	hi_log_flush(sh, upto);
+	if (log_synced)
+		hi_wal_log_synced(sh, upto);
 }
 
 uint64
@@ -349,20 +372,30 @@ hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber, uint64 *base, bool *exis
 }
 
 /*
- * PRE_COMMIT: flush the WAL written so far (so our xid can never be handed
- * out again after a crash), mark the xid committed in every index log it
- * wrote to, and make those logs durable before the commit record is.
+ * PRE_COMMIT: mark the xid committed in every index log it wrote to.  WAL
+ * holds the records (LOG, written before each append), and the commit
+ * record's flush makes them durable: the commit pays that one flush.  Crash
+ * recovery writes into each log what WAL has and the log lost, and cuts
+ * off what WAL lost (hi_wal.c); records older than the checkpoint recovery
+ * starts from were made durable by the log sync worker before that
+ * checkpoint completed.
+ *
+ * Only while the worker is not running does the committer make its logs
+ * durable itself, as before: first its WAL (so that an xid with a COMMIT
+ * record in a log can never be handed out again after a crash), then the
+ * logs.
  */
 void
 hi_log_at_precommit(void)
 {
 	TransactionId xid = GetTopTransactionIdIfAny();
+	bool		self_sync;
 	int			i;
 
 	if (ntouched == 0)
 		return;
-	/* this transaction's WAL (its xid is in it) is durable from here on */
-	if (TransactionIdIsValid(xid) && XactLastRecEnd != InvalidXLogRecPtr)
+	self_sync = !hi_log_sync_active();
+	if (self_sync && TransactionIdIsValid(xid) && XactLastRecEnd != InvalidXLogRecPtr)
 		XLogFlush(XactLastRecEnd);
 	for (i = 0; i < ntouched; i++)
 	{
@@ -383,7 +416,8 @@ hi_log_at_precommit(void)
 			snprintf(name, sizeof(name), "%u", sh->indexoid);
 			upto = append_record(sh, &rec, name);
 		}
-		hi_log_flush(sh, upto);
+		if (self_sync)
+			hi_log_flush(sh, upto);
 		/* WAL tells copies of the files (standbys, backups) what they need */
 		hi_wal_log_durable(sh, upto);
 	}

@@ -50,11 +50,20 @@ extern uint64 hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber,
 extern void hi_wal_init(void);
 extern void hi_wal_log_durable(HiIndexShared *sh, uint64 upto);
 extern void hi_wal_log_record(HiIndexShared *sh, const HiLogRecord *rec);
-extern void hi_wal_log_restart(HiIndexShared *sh, uint64 position);
+extern void hi_wal_log_restart(HiIndexShared *sh, uint64 position, bool flush);
+extern void hi_wal_log_synced(HiIndexShared *sh, uint64 position);
 extern void hi_wal_log_image(HiIndexShared *sh);
 extern void hi_wal_log_drop(Oid dboid, Oid flashspc, Oid relnumber);
 
 extern uint64 hi_log_replay(HiIndex *idx, hi_log_apply_fn apply);
+extern void hi_log_sync(HiIndexShared *sh, bool log_synced);
+
+/*
+ * log/log_sync.c: the background worker that makes every index's log
+ * durable before each checkpoint completes, so that commits need not.
+ */
+extern void hi_log_sync_register(void);
+extern bool hi_log_sync_active(void);
 extern void hi_log_at_precommit(void);
 extern void hi_log_at_xact_end(void);
 

@@ -163,6 +163,9 @@ $node->safe_psql('postgres', q{
 	INSERT INTO c SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 20000) i;
 	CREATE INDEX c_idx ON c USING efind (geom) WITH (page_size = 4096, buffer_size = 65536);
 });
+# the build's files in WAL (IMAGE) would repair the page at crash recovery:
+# begin recovery after them
+$node->safe_psql('postgres', 'CHECKPOINT');
 my $target = $node->safe_psql('postgres', q{
 	SELECT pageno FROM hybrid_index_pages('c_idx') WHERE level = 0 ORDER BY box[1] DESC LIMIT 1});
 my $flash = $node->safe_psql('postgres', q{SELECT path FROM hybrid_index_files('c_idx') WHERE kind = 'flash'});

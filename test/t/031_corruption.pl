@@ -252,12 +252,15 @@ my $round = 0;
 # commit) and C (no COMMIT record).
 sub log_workload
 {
+	my ($checkpoint_between) = @_;
 	$round++;
 	my $base = 1_000_000 * $round;
 	S("SELECT hybrid_index_checkpoint('t_idx')");
 	my $f = files_of('t_idx');
 	is(-s $f->{log}, 0, "(d$round) the log is empty after the checkpoint");
 	S("INSERT INTO t SELECT $base + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 300) i");
+	# crash recovery then starts after the first transaction's WAL
+	S('CHECKPOINT') if $checkpoint_between;
 	S("INSERT INTO t SELECT $base + 500 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 10) i");
 	my $bg = $node->background_psql('postgres');
 	$bg->query_safe("BEGIN");
@@ -335,15 +338,22 @@ my @tears = (
 	[ 'garbage appended', sub { my ($p, $len) = @_; patch_file($p, $len, pack('C*', map { ($_ * 37 + 11) % 256 } 1 .. 30)); return $len; }, 1 ],
 	[ 'last record cut in half', sub { my ($p, $len) = @_; truncate($p, $len - 20) or die; return $len - 48; }, 1 ],
 	[ 'last record corrupted', sub { my ($p, $len) = @_; patch_file($p, $len - 30, 'XXXXXXXX'); return $len - 48; }, 1 ],
-	[ 'cut inside the last committed transaction', sub {
+	# WAL holds the records since the last checkpoint (LOG): crash recovery
+	# writes back what the tear took, committed transactions' included
+	[ 'cut inside the last committed transaction (repaired from WAL)', sub {
 		my ($p, $len) = @_;
 		# 300 + COMMIT, then 10 + COMMIT, then 20 uncommitted: cut after 308
-		truncate($p, 308 * 48 + 10) or die; return 308 * 48; }, 0 ],
+		truncate($p, 308 * 48 + 10) or die; return 308 * 48; }, 1 ],
+	# WAL after the checkpoint holds the second transaction's records, which
+	# the torn log no longer reaches: the index refuses
+	[ 'cut inside a committed transaction older than the last checkpoint', sub {
+		my ($p, $len) = @_;
+		truncate($p, 200 * 48 + 10) or die; return 200 * 48; }, 0, 1 ],
 );
 for my $t (@tears)
 {
-	my ($what, $tear, $all) = @$t;
-	my ($f, $base, $len) = log_workload();
+	my ($what, $tear, $all, $checkpoint_between) = @$t;
+	my ($f, $base, $len) = log_workload($checkpoint_between);
 	system('cp', $f->{log}, $f->{log} . '.orig') == 0 or die;
 	my $cut = $tear->($f->{log}, $len);
 	after_tear("(d$round) log $what", $f, $base, $cut, $all);

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# commit_cost.sh — what durability costs a write, every access method next to
+# GiST and no index, on a fresh cluster of its own (issue 18's benchmark):
+#
+#   1. pgbench, 4 clients, one single-row INSERT per transaction,
+#      synchronous_commit = on: transactions per second (median of REPS runs
+#      of SECONDS each) and WAL bytes per inserted row;
+#   2. WAL bytes written by CREATE INDEX, next to the index's size;
+#   3. 100k rows inserted one statement at a time in 1,000-row transactions,
+#      a clean restart (pg_ctl restart -m fast), then the first index query:
+#      its time (median of REPS runs).
+#
+# usage: bench/commit_cost.sh [rows=100000] [reps=3] [seconds=15]
+# Writes bench/results/commit-cost.md.  Run it alone on a quiet machine.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROWS=${1:-100000}
+REPS=${2:-3}
+SECONDS_PER_RUN=${3:-15}
+PORT=${HI_BENCH_PORT:-56310}
+DATA=/tmp/hi_commit_cost.$PORT
+OUT=bench/results/commit-cost.md
+VARIANTS="none gist hyrtree efind lbgrid hgrid"
+
+bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true
+rm -rf "$DATA"
+HI_EXTRA_CONF="shared_buffers = 256MB
+max_wal_size = 4GB
+synchronous_commit = on
+fsync = on" bash tools/pgcluster.sh start "$DATA" "$PORT" >/dev/null
+trap 'bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true' EXIT
+
+export PGHOST=/tmp/hybrid_index_sock.$PORT PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
+q() { psql -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
+q "CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS hybrid_index"
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+using() {
+	case $1 in
+	gist) echo "USING gist (geom)" ;;
+	*) echo "USING $1 (geom)" ;;
+	esac
+}
+
+fresh_table() {
+	local v=$1
+	q "DROP TABLE IF EXISTS w; CREATE TABLE w (id bigserial, geom geometry);
+	   INSERT INTO w (geom) SELECT ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, $ROWS)"
+	if [ "$v" != none ]; then
+		local before after
+		before=$(q "CHECKPOINT; SELECT pg_current_wal_insert_lsn()")
+		q "CREATE INDEX w_idx ON w $(using "$v")"
+		after=$(q "SELECT pg_current_wal_insert_lsn()")
+		BUILD_WAL=$(q "SELECT pg_wal_lsn_diff('$after', '$before')")
+		if [ "$v" = gist ]; then
+			INDEX_SIZE=$(q "SELECT pg_relation_size('w_idx')")
+		else
+			INDEX_SIZE=$(q "SELECT sum(bytes) FROM hybrid_index_files('w_idx')")
+		fi
+	else
+		BUILD_WAL=0
+		INDEX_SIZE=0
+	fi
+	q "CHECKPOINT"
+}
+
+script=$(mktemp /tmp/hi_commit_cost.XXXXXX.sql)
+chmod 644 "$script"
+echo "INSERT INTO w (geom) VALUES (ST_MakePoint(random() * 1000, random() * 1000));" >"$script"
+
+declare -A TPS WALROW BWAL ISIZE FIRST
+for v in $VARIANTS; do
+	tps_list=()
+	wal_list=()
+	for r in $(seq 1 "$REPS"); do
+		fresh_table "$v"
+		BWAL[$v]=$BUILD_WAL
+		ISIZE[$v]=$INDEX_SIZE
+		n0=$(q "SELECT count(*) FROM w")
+		l0=$(q "SELECT pg_current_wal_insert_lsn()")
+		tps=$(pgbench -n -c 4 -j 2 -T "$SECONDS_PER_RUN" -f "$script" 2>/dev/null |
+			sed -n 's/^tps = \([0-9.]*\).*/\1/p' | tail -1)
+		l1=$(q "SELECT pg_current_wal_insert_lsn()")
+		n1=$(q "SELECT count(*) FROM w")
+		tps_list+=("$tps")
+		wal_list+=("$(q "SELECT round(pg_wal_lsn_diff('$l1', '$l0') / greatest($n1 - $n0, 1))")")
+		echo "commit_cost: $v rep $r: $tps tps" >&2
+	done
+	TPS[$v]=$(printf '%s\n' "${tps_list[@]}" | median)
+	WALROW[$v]=$(printf '%s\n' "${wal_list[@]}" | median)
+
+	# the first query after inserts and a clean restart
+	if [ "$v" != none ]; then
+		first_list=()
+		for r in $(seq 1 "$REPS"); do
+			q "DROP TABLE IF EXISTS f; CREATE TABLE f (id bigserial, geom geometry);
+			   INSERT INTO f (geom) SELECT ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 1000);
+			   CREATE INDEX f_idx ON f $(using "$v")"
+			for b in $(seq 1 $((ROWS / 1000))); do
+				q "INSERT INTO f (geom) SELECT ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 1000)"
+			done
+			bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null
+			bash tools/pgcluster.sh start "$DATA" "$PORT" >/dev/null
+			ms=$(psql -XAtq -c '\timing on' -c "SET enable_seqscan = off; SELECT count(*) FROM f WHERE geom && ST_MakeEnvelope(100, 100, 110, 110)" |
+				sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
+			first_list+=("$ms")
+			echo "commit_cost: $v first query after restart, rep $r: $ms ms" >&2
+		done
+		FIRST[$v]=$(printf '%s\n' "${first_list[@]}" | median)
+	fi
+done
+rm -f "$script"
+
+{
+	echo "# commit-cost: what durability costs a write"
+	echo
+	echo "Command: \`bench/commit_cost.sh $ROWS $REPS $SECONDS_PER_RUN\` — $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)."
+	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GB; PostgreSQL 15, \`fsync = on\`,"
+	echo "\`synchronous_commit = on\`, \`shared_buffers = 256MB\`, hybrid_index defaults; device emulation off."
+	echo "Medians of $REPS runs; each pgbench run: 4 clients, ${SECONDS_PER_RUN} s, one single-row INSERT per transaction"
+	echo "into a table of $ROWS rows with the index."
+	echo
+	echo "| index | TPS | ÷ GiST | WAL bytes per row | CREATE INDEX WAL | index size | WAL ÷ size | first query after $ROWS inserts and a clean restart |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	for v in $VARIANTS; do
+		ratio=$(awk -v a="${TPS[$v]}" -v b="${TPS[gist]}" 'BEGIN {printf "%.2f", a / b}')
+		if [ "$v" = none ]; then
+			echo "| no index | ${TPS[$v]} | $ratio | ${WALROW[$v]} | – | – | – | – |"
+		else
+			wr=$(awk -v a="${BWAL[$v]}" -v b="${ISIZE[$v]}" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')
+			echo "| $v | ${TPS[$v]} | $ratio | ${WALROW[$v]} | $(numfmt --to=iec "${BWAL[$v]}") | $(numfmt --to=iec "${ISIZE[$v]}") | $wr | ${FIRST[$v]} ms |"
+		fi
+	done
+} >"$OUT"
+cat "$OUT"

@@ -1,0 +1,164 @@
+/*
+ * log_sync.c
+ *	  The background worker that couples the redo logs to PostgreSQL's
+ *	  checkpoints, so that a commit pays WAL's flush and nothing more.
+ *
+ * A transaction's records reach its index's redo log (the file) without an
+ * fsync; WAL, flushed at commit, holds them too, and crash recovery writes
+ * into the log what WAL has and the log lost (hi_wal.c).  Recovery replays
+ * WAL only from the last checkpoint's redo pointer, so every record older
+ * than that pointer must be durable in its log before the checkpoint is
+ * complete.  PostgreSQL 15 has no checkpoint hook; this worker makes every
+ * checkpoint wait for it instead (the lever named in DURABILITY.md):
+ *
+ *	- it keeps DELAY_CHKPT_COMPLETE set under a virtual transaction id of
+ *	  its own, so a checkpoint, before it writes its record, waits until
+ *	  that id changes;
+ *	- when the redo pointer moves (a checkpoint began), it fsyncs every
+ *	  loaded index's log up to what was appended (an append holds log_lock
+ *	  from its WAL insert to its write, so taking log_lock sees every record
+ *	  older than the pointer written) and logs SYNCED(position) for each, so
+ *	  that recovery knows how far each log can be trusted;
+ *	- it changes its id only while it has synced for the newest redo
+ *	  pointer, and does so holding XactSLRULock: a checkpoint flushes the
+ *	  commit log (taking that lock exclusively) after it sets its pointer
+ *	  and before it collects the ids it waits for, so a checkpoint that
+ *	  began during the check cannot collect the old id.
+ *
+ * While the worker is not running (the first moments after a start, or
+ * after it failed), committing transactions fsync the logs themselves, as
+ * before (hi_log_sync_active).
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/sinvaladt.h"
+#include "utils/memutils.h"
+
+#include "base/hi_base.h"
+#include "log/redo_log.h"
+
+PGDLLEXPORT void hi_log_sync_main(Datum arg);
+
+void
+hi_log_sync_register(void)
+{
+	BackgroundWorker bgw;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	/* on a standby: once promoted (restartpoints need no coupling) */
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = 1;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "hybrid_index");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "hi_log_sync_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "hybrid_index log sync");
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "hybrid_index log sync");
+	RegisterBackgroundWorker(&bgw);
+}
+
+/* Does the worker couple checkpoints now (committers need not fsync)? */
+bool
+hi_log_sync_active(void)
+{
+	return hi_shared != NULL && pg_atomic_read_u32(&hi_shared->sync_pid) != 0;
+}
+
+/*
+ * Make every loaded index's log durable up to what was appended; with
+ * log_synced, say so in WAL.  An index that cannot be synced (dropped
+ * meanwhile) is reported and skipped.
+ */
+static void
+sync_all(bool log_synced)
+{
+	int			i;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	for (i = 0; i < hi_shared->max_indexes; i++)
+	{
+		HiIndexShared *sh = &hi_shared->indexes[i];
+
+		if (!sh->in_use || !sh->loaded)
+			continue;
+		PG_TRY();
+		{
+			hi_log_sync(sh, log_synced);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(cxt);
+			EmitErrorReport();
+			FlushErrorState();
+		}
+		PG_END_TRY();
+	}
+}
+
+static void
+sync_exit(int code, Datum arg)
+{
+	(void) pg_atomic_exchange_u32(&hi_shared->sync_pid, 0);
+	MyProc->delayChkptFlags &= ~DELAY_CHKPT_COMPLETE;
+}
+
+void
+hi_log_sync_main(Datum arg)
+{
+	XLogRecPtr	synced;
+
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	/* no database: a backend id and a place in the proc array */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_activity(STATE_RUNNING, "coupling index logs to checkpoints");
+
+	before_shmem_exit(sync_exit, (Datum) 0);
+	MyProc->lxid = GetNextLocalTransactionId();
+	MyProc->delayChkptFlags |= DELAY_CHKPT_COMPLETE;
+	(void) pg_atomic_exchange_u32(&hi_shared->sync_pid, (uint32) MyProcPid);
+	/* what committers did not fsync before the flag was up */
+	synced = GetRedoRecPtr();
+	sync_all(false);
+
+	while (!ShutdownRequestPending)
+	{
+		XLogRecPtr	redo = GetRedoRecPtr();
+
+		if (redo != synced)
+		{
+			sync_all(true);
+			synced = redo;
+		}
+		/* release a checkpoint waiting for us: see the header comment */
+		LWLockAcquire(XactSLRULock, LW_SHARED);
+		if (GetRedoRecPtr() == synced)
+			MyProc->lxid = GetNextLocalTransactionId();
+		LWLockRelease(XactSLRULock);
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		/* absorb proc signal barriers (DROP TABLESPACE, DROP DATABASE) */
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+	}
+	/* shutting down: backends sync what they append from here on */
+	(void) pg_atomic_exchange_u32(&hi_shared->sync_pid, 0);
+	MyProc->delayChkptFlags &= ~DELAY_CHKPT_COMPLETE;
+	sync_all(false);
+	proc_exit(0);
+}
