@@ -19,10 +19,10 @@
  *			idempotent), at the end it is appended, beyond the end the copy
  *			lacks records WAL no longer has: the index is marked stale (it
  *			refuses with a REINDEX hint), never silently short.
- *	DURABLE the redo log holds every committed change below a position
- *			(one per committing transaction and per VACUUM).  Redo makes
- *			the copy's log durable there, and marks the index stale if the
- *			copy does not reach it.
+ *	DURABLE the redo log holds every change below a position (one per
+ *			VACUUM; a transaction's COMMIT LOG record plays that part for
+ *			it).  Redo makes the copy's log durable there, and marks the
+ *			index stale if the copy does not reach it.
  *	IMAGE	a chunk of a file of a freshly built index (tier files, map
  *			file), logged once the build's checkpoint wrote them: a copy
  *			gets the files of indexes created, rebuilt (REINDEX, TRUNCATE,
@@ -421,6 +421,21 @@ mark_stale(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 					id->indexoid, id->relnumber)));
 }
 
+/* Make what redo wrote into the copy's log durable */
+static void
+sync_copy(CopyState *c, Oid relnumber)
+{
+	if (c->unsynced && c->fd >= 0)
+	{
+		if (pg_fdatasync(c->fd) != 0)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("hybrid_index: could not fsync the redo log of relfilenode %u: %m",
+							relnumber)));
+		c->unsynced = false;
+	}
+}
+
 static void
 confirm(CopyState *c, uint64 pos)
 {
@@ -462,6 +477,9 @@ redo_log(XLogReaderState *record, const xl_hi_log *xl)
 	c->end += sizeof(HiLogRecord);
 	c->unsynced = true;
 	confirm(c, c->end);
+	/* a committed transaction's records are durable here before its commit is */
+	if (xl->rec.type == HI_LOG_COMMIT)
+		sync_copy(c, xl->id.relnumber);
 }
 
 static void
@@ -481,16 +499,7 @@ redo_durable(XLogReaderState *record, const xl_hi_durable *xl)
 		return;
 	}
 	confirm(c, xl->upto);
-	/* a committed transaction's records are durable here before its commit is */
-	if (c->unsynced && c->fd >= 0)
-	{
-		if (pg_fdatasync(c->fd) != 0)
-			ereport(WARNING,
-					(errcode_for_file_access(),
-					 errmsg("hybrid_index: could not fsync the redo log of relfilenode %u: %m",
-							xl->id.relnumber)));
-		c->unsynced = false;
-	}
+	sync_copy(c, xl->id.relnumber);
 }
 
 /*

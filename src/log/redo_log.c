@@ -404,8 +404,11 @@ hi_log_at_precommit(void)
 
 		if (!sh->in_use || sh->generation != touched[i].generation)
 			continue;
-		/* records older than the last checkpoint are in its pages already */
-		if (TransactionIdIsValid(xid) && upto > sh->log_base)
+		/*
+		 * Also when an index checkpoint took the records into its pages: a
+		 * copy of the log (a standby) has them and needs the COMMIT
+		 */
+		if (TransactionIdIsValid(xid))
 		{
 			HiLogRecord rec;
 			char		name[32];
@@ -418,8 +421,6 @@ hi_log_at_precommit(void)
 		}
 		if (self_sync)
 			hi_log_flush(sh, upto);
-		/* WAL tells copies of the files (standbys, backups) what they need */
-		hi_wal_log_durable(sh, upto);
 	}
 	ntouched = 0;
 }

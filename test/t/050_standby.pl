@@ -31,7 +31,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $primary = HiTest::new_node('primary', streaming => 1, archiving => 1);
+# small index logs: index checkpoints happen inside transactions and loads
+my $primary = HiTest::new_node('primary', streaming => 1, archiving => 1,
+	conf => "hybrid_index.checkpoint_log_size = 64\n");
 sub P { return $primary->safe_psql('postgres', $_[0]); }
 
 my @ams = grep { HiAM::exists_in($primary, 'postgres', $_->{am}) } HiAM::selected();
@@ -82,6 +84,12 @@ for my $e (@ams)
 		INSERT INTO l_$am VALUES (90001, NULL);
 		CREATE INDEX l_${am}_idx ON l_$am USING $am ($using);
 		INSERT INTO l_$am SELECT 1000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 200) i;});
+	# a transaction whose records an index checkpoint took into the pages
+	# before it committed: the standby's log still needs its COMMIT
+	P(qq{BEGIN;
+		INSERT INTO s_$am SELECT 110000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 300) i;
+		SELECT hybrid_index_checkpoint('s_${am}_idx');
+		COMMIT;});
 	$dropped{$am} = P("SELECT relfilenode FROM pg_class WHERE relname = 'd_${am}_idx'");
 	P("DROP INDEX d_${am}_idx");
 }
