@@ -299,9 +299,9 @@ sub after_tear
 	$node->start;
 	unless ($all_committed_found)
 	{
-		# WAL's DURABLE record of the torn transaction says its log reached
-		# further than the log now does: the index refuses instead of
-		# answering without committed rows
+		# WAL after the checkpoint holds records beyond where the torn log
+		# now ends (LOG): the index refuses instead of answering without
+		# committed rows
 		my ($ok, $out, $err) = run(ids_sql('index', "$PLANE AND id >= $base"));
 		ok(!$ok, "$what: the index refuses (committed changes are missing)") or diag("returned $out");
 		like($err, qr/index "t_idx" is out of date on this server/, "$what: the error names the index");
