@@ -124,6 +124,7 @@ rm -f "$script"
 	echo "| index | TPS | ÷ GiST | WAL bytes per row | CREATE INDEX WAL | index size | WAL ÷ size | first query after $ROWS inserts and a clean restart |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 	for v in $VARIANTS; do
+		TPS[$v]=$(printf '%.0f' "${TPS[$v]}")
 		ratio=$(awk -v a="${TPS[$v]}" -v b="${TPS[gist]}" 'BEGIN {printf "%.2f", a / b}')
 		if [ "$v" = none ]; then
 			echo "| no index | ${TPS[$v]} | $ratio | ${WALROW[$v]} | – | – | – | – |"
