@@ -87,19 +87,24 @@ sync_all(bool log_synced)
 	{
 		HiIndexShared *sh = &hi_shared->indexes[i];
 
-		if (!sh->in_use || !sh->loaded)
-			continue;
+		/* the slot keeps its identity meanwhile (claims and releases wait) */
+		LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
 		PG_TRY();
 		{
-			hi_log_sync(sh, log_synced);
+			if (sh->in_use && sh->loaded)
+				hi_log_sync(sh, log_synced);
 		}
 		PG_CATCH();
 		{
+			/* no transaction here: release what the failed sync held */
+			LWLockReleaseAll();
 			MemoryContextSwitchTo(cxt);
 			EmitErrorReport();
 			FlushErrorState();
+			LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
 		}
 		PG_END_TRY();
+		LWLockRelease(&hi_shared->registry_lock);
 	}
 }
 
