@@ -1,0 +1,86 @@
+/*
+ * wal_records.h
+ *	  The records of hybrid_index's WAL resource manager (log/): their
+ *	  types and layouts, shared by insertion and description (hi_wal.c)
+ *	  and redo (wal_redo.c).  Every record's data starts with the ident of
+ *	  the index it is about.
+ */
+#ifndef HI_WAL_RECORDS_H
+#define HI_WAL_RECORDS_H
+
+#include "access/xlogreader.h"
+
+#include "base/hi_base.h"
+#include "log/redo_log.h"
+
+#define XLOG_HI_DURABLE		0x00
+#define XLOG_HI_LOG			0x10
+#define XLOG_HI_IMAGE		0x20
+#define XLOG_HI_RESTART		0x30
+#define XLOG_HI_DROP		0x40
+#define XLOG_HI_SYNCED		0x50
+
+/* which index a record is about (its flash tier names its files) */
+typedef struct xl_hi_ident
+{
+	Oid			dboid;
+	Oid			spcoid;			/* the flash tier's tablespace */
+	Oid			relnumber;
+	Oid			indexoid;
+} xl_hi_ident;
+
+typedef struct xl_hi_durable
+{
+	xl_hi_ident id;
+	uint64		upto;			/* the redo log holds every change below */
+} xl_hi_durable;
+
+typedef struct xl_hi_log
+{
+	xl_hi_ident id;
+	HiLogRecord rec;			/* rec.lsn: its position in the log */
+} xl_hi_log;
+
+/* the files of an image */
+#define HI_IMAGE_FLASH		0
+#define HI_IMAGE_OPTANE		1
+#define HI_IMAGE_MAP		2
+
+#define HI_IMAGE_FIRST		0x01	/* truncate the file first */
+#define HI_IMAGE_LAST		0x02	/* the file is complete: fsync it */
+
+typedef struct xl_hi_image
+{
+	xl_hi_ident id;
+	Oid			optspc;			/* the fast tier's tablespace */
+	uint8		file;			/* HI_IMAGE_* */
+	uint8		flags;
+	uint16		pad;
+	uint32		len;			/* bytes that follow */
+	uint64		offset;
+} xl_hi_image;
+
+#define HI_IMAGE_CHUNK		(64 * 1024)
+
+typedef struct xl_hi_restart
+{
+	xl_hi_ident id;
+	uint64		position;		/* the log continues here */
+} xl_hi_restart;
+
+typedef struct xl_hi_drop
+{
+	xl_hi_ident id;
+} xl_hi_drop;
+
+typedef struct xl_hi_synced
+{
+	xl_hi_ident id;
+	uint64		position;		/* the log is durable up to here */
+} xl_hi_synced;
+
+/* redo (wal_redo.c), called through the resource manager (hi_wal.c) */
+extern void hi_wal_redo(XLogReaderState *record);
+extern void hi_wal_cleanup(void);
+
+#endif							/* HI_WAL_RECORDS_H */
