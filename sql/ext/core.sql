@@ -40,10 +40,11 @@ CREATE FUNCTION hybrid_index_inspect(index regclass) RETURNS jsonb
 COMMENT ON FUNCTION hybrid_index_inspect(regclass) IS
 	'Structure of an index: height, nodes per level per tier, fill, files';
 
-CREATE FUNCTION hybrid_index_check(index regclass) RETURNS boolean
+CREATE FUNCTION hybrid_index_check(index regclass, heapallindexed boolean DEFAULT false)
+	RETURNS boolean
 	AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION hybrid_index_check(regclass) IS
-	'Verify the invariants of an index; raises an error naming the first violation';
+COMMENT ON FUNCTION hybrid_index_check(regclass, boolean) IS
+	'Verify the invariants of an index (and with heapallindexed, that every row of its table is in it); raises an error naming the first violation';
 
 CREATE FUNCTION hybrid_index_checkpoint(index regclass) RETURNS void
 	AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;

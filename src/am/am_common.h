@@ -148,4 +148,7 @@ extern bool am_scan_next(IndexScanDesc scan);
 extern void am_bitmap_add(TIDBitmap *tbm, ItemPointer tids, Size n);
 extern void am_endscan(IndexScanDesc scan);
 
+/* am/hi_heapcheck.c: every row of the table is in the (leaf) index */
+extern void hi_check_heap_all_indexed(Oid indexoid);
+
 #endif							/* AM_COMMON_H */

@@ -228,6 +228,8 @@ hybrid_index_check(PG_FUNCTION_ARGS)
 
 	ListCell   *lc;
 
+	bool		heapallindexed = PG_NARGS() > 1 && PG_GETARG_BOOL(1);
+
 	hi_acl_check_read(PG_GETARG_OID(0));
 	foreach(lc, our_leaves(PG_GETARG_OID(0)))
 	{
@@ -236,6 +238,8 @@ hybrid_index_check(PG_FUNCTION_ARGS)
 		am->check(idx);
 		idx->maintenance = false;
 		relation_close(rel, AccessShareLock);
+		if (heapallindexed)
+			hi_check_heap_all_indexed(lfirst_oid(lc));
 	}
 	PG_RETURN_BOOL(true);
 }

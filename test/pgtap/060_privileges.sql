@@ -27,7 +27,7 @@ BEGIN;
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS hybrid_index_bench;
 
-SELECT plan(191);
+SELECT plan(193);
 
 \o /dev/null
 -- what a role gets from a statement: 'ok' or 'SQLSTATE: message'
@@ -77,7 +77,7 @@ INSERT INTO fn VALUES
 	('hybrid_index_files(regclass)', 'summary', 'SELECT * FROM hybrid_index_files(%L)'),
 	('hybrid_index_reset_stats(regclass)', 'maintenance', 'SELECT hybrid_index_reset_stats(%L)'),
 	('hybrid_index_checkpoint(regclass)', 'maintenance', 'SELECT hybrid_index_checkpoint(%L)'),
-	('hybrid_index_check(regclass)', 'content', 'SELECT hybrid_index_check(%L)'),
+	('hybrid_index_check(regclass,boolean)', 'content', 'SELECT hybrid_index_check(%L)'),
 	('hybrid_index_pages(regclass)', 'content', 'SELECT * FROM hybrid_index_pages(%L)'),
 	('hybrid_index_probe(regclass,geometry,text)', 'content',
 	 'SELECT hybrid_index_probe(%L, ST_MakeEnvelope(0, 0, 9.5, 9.5), ''&&'')'),
@@ -220,6 +220,9 @@ SELECT is(pg_temp.as_role('hi_t060_other', format(f.call, 't060.secret_idx')),
 FROM fn f WHERE f.kind = 'maintenance' ORDER BY f.sig;
 SELECT is(pg_temp.as_role('hi_t060_other', $$SELECT hybrid_index_probe('t060.secret_idx', ST_MakeEnvelope(0, 0, 9.5, 9.5))$$),
 		  'ok', 'other with SELECT: the probe counts');
+SELECT is(pg_temp.as_role('hi_t060_other', 'SELECT hybrid_index_check(''t060.secret_idx'', heapallindexed => true)'),
+		  '42501: permission denied for table secret',
+		  'other with SELECT: heapallindexed (a SHARE lock on the table, as LOCK TABLE asks) is refused');
 SELECT is(pg_temp.as_role('hi_t060_other', 'SELECT hybrid_index_check(''t060.parted_idx'')'),
 		  'ok',
 		  'other with SELECT on the partitioned table: its partitioned index is checked (its partitions'' indexes, as the rows read through the parent)');
@@ -242,6 +245,8 @@ SELECT is(pg_temp.as_role('hi_t060_owner', format(f.call, 't060.secret_idx')),
 FROM fn f WHERE f.kind IN ('content', 'maintenance', 'summary', 'value') ORDER BY f.sig;
 SELECT is(pg_temp.as_role('hi_t060_owner', 'SELECT hybrid_index_check(''t060.parted_1_geom_idx'')'),
 		  'ok', 'owner: the index of a partition is checked');
+SELECT is(pg_temp.as_role('hi_t060_owner', 'SELECT hybrid_index_check(''t060.secret_idx'', heapallindexed => true)'),
+		  'ok', 'owner: heapallindexed works');
 -- and the benchmark's installer runs it on that table with its own rights
 SELECT is(pg_temp.as_role('hi_t060_owner', 'SELECT hybrid_index_bench.is_hybrid_am(''hyrtree'')'),
 		  'ok', 'owner: a benchmark helper without tables works');

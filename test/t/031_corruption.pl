@@ -21,7 +21,10 @@
 #       cut inside committed records): replay stops cleanly at the tear,
 #       every row whose record lies before it is found, uncommitted rows
 #       never come back, hybrid_index_check passes, and the index keeps
-#       working (and recovering) afterwards.
+#       working (and recovering) afterwards;
+#   (f) the log emptied while the server was stopped cleanly: the index is
+#       consistent but lacks rows; hybrid_index_check(heapallindexed => true)
+#       names a missing row (XX002) with a REINDEX hint.
 # The server never crashes (its log shows no backend killed by a signal).
 use strict;
 use warnings;
@@ -371,6 +374,26 @@ S("INSERT INTO t SELECT 9000000 + i, ST_MakePoint(random() * 1000, random() * 10
 $node->stop('immediate');
 $node->start;
 healthy('(d) inserts and crash recovery after the torn-log rounds');
+
+# (f) an index that silently lacks rows: its log emptied while the server was
+# stopped cleanly (no WAL replay follows a clean stop).  The structure is
+# consistent; heapallindexed finds the rows it lacks.
+S("SELECT hybrid_index_checkpoint('t_idx')");
+S("INSERT INTO t SELECT 9500000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 50) i");
+is(S("SELECT hybrid_index_check('t_idx', heapallindexed => true)"), 't',
+	'(f) heapallindexed: a healthy index holds every row of its table');
+my $flog = files_of('t_idx')->{log};
+$node->stop;
+truncate($flog, 0) or die "truncate $flog: $!";
+$node->start;
+is(S("SELECT hybrid_index_check('t_idx')"), 't', '(f) the emptied log leaves a consistent structure');
+my ($fok, $fout, $ferr) = run("SELECT hybrid_index_check('t_idx', heapallindexed => true)");
+ok(!$fok, '(f) heapallindexed fails on the index that lacks rows');
+like($ferr, qr/XX002/, '(f) with ERRCODE_INDEX_CORRUPTED');
+like($ferr, qr/index "t_idx" lacks the table row at \(\d+,\d+\)/, '(f) naming the index and the row');
+like($ferr, qr/HINT:\s+REINDEX INDEX t_idx/, '(f) and saying to REINDEX');
+S('REINDEX INDEX t_idx');
+is(S("SELECT hybrid_index_check('t_idx', heapallindexed => true)"), 't', '(f) after REINDEX it holds every row');
 no_crash('end');
 
 # ---------------------------------------------------------------------------

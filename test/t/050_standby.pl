@@ -31,9 +31,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-# small index logs: index checkpoints happen inside transactions and loads
-my $primary = HiTest::new_node('primary', streaming => 1, archiving => 1,
-	conf => "hybrid_index.checkpoint_log_size = 64\n");
+my $primary = HiTest::new_node('primary', streaming => 1, archiving => 1);
 sub P { return $primary->safe_psql('postgres', $_[0]); }
 
 my @ams = grep { HiAM::exists_in($primary, 'postgres', $_->{am}) } HiAM::selected();
@@ -132,6 +130,8 @@ for my $e (@ams)
 		is($s1->safe_psql('postgres', "SELECT count(*) FROM $t"), P("SELECT count(*) FROM $t"),
 			"$am: the promoted server has every row of $t");
 		HiTest::full_check($s1, 'postgres', "$am promoted", $t, "${t}_idx");
+		is(HiTest::try_psql($s1, 'postgres', "SELECT hybrid_index_check('${t}_idx', heapallindexed => true)"), 't',
+			"$am promoted: ${t}_idx holds every row of its table (heapallindexed)");
 	}
 	$s1->safe_psql('postgres',
 		"INSERT INTO s_$am SELECT 300000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 300) i");
@@ -171,6 +171,8 @@ for my $e (@ams)
 	cmp_ok($r1->safe_psql('postgres', "SELECT count(*) FROM s_$am WHERE id >= 10000000"), '>', 0,
 		"$am: the restored backup has rows of the load");
 	HiTest::full_check($r1, 'postgres', "$am restored from a backup under load", "s_$am", "s_${am}_idx");
+	is(HiTest::try_psql($r1, 'postgres', "SELECT hybrid_index_check('s_${am}_idx', heapallindexed => true)"), 't',
+		"$am restored: the index holds every row of its table (heapallindexed)");
 }
 $r1->stop;
 
@@ -201,6 +203,8 @@ for my $e (@ams)
 	is($r2->safe_psql('postgres', "SET enable_seqscan = off; SELECT count(*) FROM s_$am WHERE id BETWEEN 600001 AND 600200 AND geom && ST_MakeEnvelope(-1, -1, 1001, 1001)"),
 		'0', "$am: PITR has none of the second batch, through the index");
 	HiTest::full_check($r2, 'postgres', "$am after PITR", "s_$am", "s_${am}_idx");
+	is(HiTest::try_psql($r2, 'postgres', "SELECT hybrid_index_check('s_${am}_idx', heapallindexed => true)"), 't',
+		"$am after PITR: the index holds every row of its table (heapallindexed)");
 }
 $r2->stop;
 
