@@ -40,20 +40,13 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "access/xloginsert.h"
-#include "access/xlogreader.h"
-#include "common/file_perm.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
-#include "utils/hsearch.h"
-#include "utils/memutils.h"
 
 #include "base/hi_base.h"
 #include "log/redo_log.h"

@@ -92,9 +92,9 @@ copy_state(const xl_hi_ident *id)
 }
 
 static char *
-copy_path(const xl_hi_ident *id, Oid dirspc, const char *suffix)
+copy_path(const CopyState *c, Oid dirspc, const char *suffix)
 {
-	return hi_file_path(dirspc, id->dboid, id->spcoid, id->relnumber, suffix);
+	return hi_file_path(dirspc, c->key.dboid, c->key.spcoid, c->key.relnumber, suffix);
 }
 
 static void
@@ -107,11 +107,11 @@ copy_close(CopyState *c)
 
 /* The copy's log, opened for writing; -1 (and a WARNING) if impossible */
 static int
-copy_log_fd(const xl_hi_ident *id, CopyState *c)
+copy_log_fd(CopyState *c)
 {
 	if (c->fd < 0)
 	{
-		char	   *path = copy_path(id, id->spcoid, "log");
+		char	   *path = copy_path(c, c->key.spcoid, "log");
 
 		c->fd = open(path, O_RDWR | O_CREAT | PG_BINARY, pg_file_create_mode);
 		if (c->fd < 0)
@@ -142,8 +142,27 @@ mark_stale(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 }
 
 /* Make what redo wrote into the copy's log durable */
+/*
+ * A record that says the log reaches pos: if this copy ends short of it,
+ * it lacks records WAL no longer has; the index is marked stale (true).
+ */
+static bool
+copy_lacks(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
+		   uint64 pos, const char *what)
+{
+	char	   *why;
+
+	if (pos <= c->end)
+		return false;
+	why = psprintf("%s of index %u at redo log position " UINT64_FORMAT,
+				   what, id->indexoid, pos);
+	mark_stale(record, id, c, why);
+	pfree(why);
+	return true;
+}
+
 static void
-sync_copy(CopyState *c, Oid relnumber)
+sync_copy(CopyState *c)
 {
 	if (c->unsynced && c->fd >= 0)
 	{
@@ -151,7 +170,7 @@ sync_copy(CopyState *c, Oid relnumber)
 			ereport(WARNING,
 					(errcode_for_file_access(),
 					 errmsg("hybrid_index: could not fsync the redo log of relfilenode %u: %m",
-							relnumber)));
+							c->key.relnumber)));
 		c->unsynced = false;
 	}
 }
@@ -178,16 +197,9 @@ redo_log(XLogReaderState *record, const xl_hi_log *xl)
 		confirm(c, pos + sizeof(HiLogRecord));
 		return;
 	}
-	if (pos > c->end)
-	{
-		char	   *what = psprintf("holds redo log position " UINT64_FORMAT " of index %u",
-									pos, xl->id.indexoid);
-
-		mark_stale(record, &xl->id, c, what);
-		pfree(what);
+	if (copy_lacks(record, &xl->id, c, pos, "holds a record"))
 		return;
-	}
-	fd = copy_log_fd(&xl->id, c);
+	fd = copy_log_fd(c);
 	if (fd < 0 ||
 		pg_pwrite(fd, &xl->rec, sizeof(HiLogRecord), (off_t) (pos - c->base)) != sizeof(HiLogRecord))
 	{
@@ -199,7 +211,7 @@ redo_log(XLogReaderState *record, const xl_hi_log *xl)
 	confirm(c, c->end);
 	/* a committed transaction's records are durable here before its commit is */
 	if (xl->rec.type == HI_LOG_COMMIT)
-		sync_copy(c, xl->id.relnumber);
+		sync_copy(c);
 }
 
 static void
@@ -209,17 +221,10 @@ redo_durable(XLogReaderState *record, const xl_hi_durable *xl)
 
 	if (!c->exists || c->stale)
 		return;
-	if (xl->upto > c->end)
-	{
-		char	   *what = psprintf("records changes to index %u up to redo log position " UINT64_FORMAT,
-									xl->id.indexoid, xl->upto);
-
-		mark_stale(record, &xl->id, c, what);
-		pfree(what);
+	if (copy_lacks(record, &xl->id, c, xl->upto, "records the changes"))
 		return;
-	}
 	confirm(c, xl->upto);
-	sync_copy(c, xl->id.relnumber);
+	sync_copy(c);
 }
 
 /*
@@ -241,16 +246,9 @@ redo_restart(XLogReaderState *record, const xl_hi_restart *xl)
 		confirm(c, c->end);
 		return;
 	}
-	if (xl->position > c->end)
-	{
-		char	   *what = psprintf("continues the redo log of index %u at position " UINT64_FORMAT,
-									xl->id.indexoid, xl->position);
-
-		mark_stale(record, &xl->id, c, what);
-		pfree(what);
+	if (copy_lacks(record, &xl->id, c, xl->position, "continues the log"))
 		return;
-	}
-	fd = copy_log_fd(&xl->id, c);
+	fd = copy_log_fd(c);
 	if (fd < 0 || ftruncate(fd, (off_t) (xl->position - c->base)) != 0)
 	{
 		mark_stale(record, &xl->id, c, "cuts a redo log this server could not cut");
@@ -273,15 +271,8 @@ redo_synced(XLogReaderState *record, const xl_hi_synced *xl)
 
 	if (!c->exists || c->stale || xl->position < c->base)
 		return;
-	if (xl->position > c->end)
-	{
-		char	   *what = psprintf("says the redo log of index %u was durable up to position " UINT64_FORMAT,
-									xl->id.indexoid, xl->position);
-
-		mark_stale(record, &xl->id, c, what);
-		pfree(what);
+	if (copy_lacks(record, &xl->id, c, xl->position, "says the log was durable"))
 		return;
-	}
 	confirm(c, xl->position);
 }
 
@@ -332,7 +323,7 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 		mark_stale(record, &xl->id, c, "holds the files of a new index that could not be created");
 		return;
 	}
-	path = copy_path(&xl->id, dirspc, suffix);
+	path = copy_path(c, dirspc, suffix);
 	if ((xl->flags & HI_IMAGE_FIRST) && xl->file == HI_IMAGE_FLASH)
 	{
 		/*
@@ -340,8 +331,8 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 		 * (its map file goes first, so that an interrupted image leaves no
 		 * index that looks valid), and an earlier verdict no longer holds.
 		 */
-		char	   *map = copy_path(&xl->id, xl->id.spcoid, "map");
-		char	   *stale = copy_path(&xl->id, xl->id.spcoid, "stale");
+		char	   *map = copy_path(c, xl->id.spcoid, "map");
+		char	   *stale = copy_path(c, xl->id.spcoid, "stale");
 
 		(void) unlink(map);
 		(void) unlink(stale);
@@ -367,7 +358,7 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 	else if ((xl->flags & HI_IMAGE_LAST) && xl->file == HI_IMAGE_MAP)
 	{
 		/* the map file is complete: the index exists here, its log empty */
-		char	   *log = copy_path(&xl->id, xl->id.spcoid, "log");
+		char	   *log = copy_path(c, xl->id.spcoid, "log");
 		int			lfd = open(log, O_RDWR | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
 
 		if (lfd >= 0)
@@ -444,20 +435,13 @@ hi_wal_cleanup(void)
 		if (c->known && c->exists && !c->stale && c->confirmed >= c->base &&
 			c->confirmed > 0 && c->end > c->confirmed)
 		{
-			CopyKey    *k = &c->key;
-			xl_hi_ident id;
-
-			memset(&id, 0, sizeof(id));
-			id.dboid = k->dboid;
-			id.spcoid = k->spcoid;
-			id.relnumber = k->relnumber;
-			if (copy_log_fd(&id, c) >= 0 &&
+			if (copy_log_fd(c) >= 0 &&
 				ftruncate(c->fd, (off_t) (c->confirmed - c->base)) == 0)
 			{
 				ereport(LOG,
 						(errmsg("hybrid_index: cut %llu redo log records of relfilenode %u that WAL does not hold",
 								(unsigned long long) ((c->end - c->confirmed) / sizeof(HiLogRecord)),
-								k->relnumber)));
+								c->key.relnumber)));
 				c->end = c->confirmed;
 				c->unsynced = true;
 			}
