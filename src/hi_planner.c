@@ -95,7 +95,6 @@ static const ImpliedBox implied[] = {
 bool		hi_postgis_functions = true;
 
 static planner_hook_type prev_planner_hook = NULL;
-static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 /* Is t PostGIS's geometry type, in namespace nsp? */
 static bool
@@ -383,28 +382,6 @@ hi_planner(Query *parse, const char *query_string, int cursorOptions,
 	return standard_planner(parse, query_string, cursorOptions, boundParams);
 }
 
-/* On a hot standby: the relation's indexes without ours */
-static void
-hi_get_relation_info(PlannerInfo *root, Oid relid, bool inhparent, RelOptInfo *rel)
-{
-	if (prev_get_relation_info_hook)
-		prev_get_relation_info_hook(root, relid, inhparent, rel);
-	if (RecoveryInProgress())
-	{
-		List	   *keep = NIL;
-		ListCell   *lc;
-
-		foreach(lc, rel->indexlist)
-		{
-			IndexOptInfo *info = (IndexOptInfo *) lfirst(lc);
-
-			if (!hi_is_our_am(info->relam))
-				keep = lappend(keep, info);
-		}
-		rel->indexlist = keep;
-	}
-}
-
 /* Called once from _PG_init */
 void
 hi_planner_install(void)
@@ -415,6 +392,4 @@ hi_planner_install(void)
 							 &hi_postgis_functions, true, PGC_USERSET, 0, NULL, NULL, NULL);
 	prev_planner_hook = planner_hook;
 	planner_hook = hi_planner;
-	prev_get_relation_info_hook = get_relation_info_hook;
-	get_relation_info_hook = hi_get_relation_info;
 }

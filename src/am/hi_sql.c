@@ -256,6 +256,7 @@ hybrid_index_checkpoint(PG_FUNCTION_ARGS)
 	foreach(lc, our_leaves(PG_GETARG_OID(0)))
 	{
 		rel = open_our_index(lfirst_oid(lc), AccessShareLock, &idx, NULL);
+		hi_error_if_recovery(rel);
 		LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
 		hi_index_checkpoint(idx);
 		LWLockRelease(&idx->sh->tree_lock);

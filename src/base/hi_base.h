@@ -201,6 +201,11 @@ typedef struct HiIndexShared
 
 	bool		loaded;
 	bool		building;		/* ambuild in progress; nothing to load */
+	bool		loaded_in_recovery; /* a hot standby's: follows the log WAL
+									 * replay writes (core/hi_index.c) */
+	uint32		reload_seen;	/* reload_requests when last loaded */
+	pg_atomic_uint32 reload_requests;	/* WAL replay cut the log or rebuilt
+										 * the files: load again */
 	int			budget_frames;	/* per-index cache budget, 0 = none */
 	int			checkpoint_log_kb;	/* log size that triggers a checkpoint;
 									 * 0 = hybrid_index.checkpoint_log_size */

@@ -72,6 +72,7 @@ hi_shmem_startup(void)
 			LWLockInitialize(&sh->ckpt_lock, hi_shared->tranche_id);
 			pg_atomic_init_u32(&sh->nframes, 0);
 			pg_atomic_init_u32(&sh->slot_reads, 0);
+			pg_atomic_init_u32(&sh->reload_requests, 0);
 			pg_atomic_init_u64(&sh->split_count, 0);
 			pg_atomic_init_u64(&sh->cache_hits, 0);
 			pg_atomic_init_u64(&sh->cache_misses, 0);

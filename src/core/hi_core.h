@@ -108,6 +108,8 @@ typedef struct HiVacuumPass
 extern void hi_vacuum_pass(HiIndex *idx, Size chunk, const HiVacuumPass *pass,
 						   void *arg);
 extern void hi_error_if_recovery(Relation index);
+extern void hi_index_follow(HiIndex *idx, hi_log_apply_fn apply);
+extern void hi_index_unload(HiIndexShared *sh);
 
 /* ---- core/hi_acl.c ----
  * Privilege checks of the SQL-callable functions of hybrid_index.

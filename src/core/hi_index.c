@@ -29,16 +29,17 @@
 #include "log/redo_log.h"
 #include "storage/storage.h"
 
+/* Building or checkpointing writes what only WAL replay may write here */
 void
 hi_error_if_recovery(Relation index)
 {
 	if (RecoveryInProgress())
 		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("index \"%s\" cannot be used during recovery",
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("index \"%s\" cannot be changed during recovery",
 						RelationGetRelationName(index)),
-				 errdetail("A standby's copies of hybrid_index files are not kept up to date by WAL replay; the planner does not choose these indexes during recovery."),
-				 errhint("Query the primary, or promote the server (changed indexes then ask for REINDEX).")));
+				 errdetail("On a standby its files follow the primary's through WAL replay."),
+				 errhint("Run this on the primary.")));
 }
 
 HiIndexOptions *
@@ -111,6 +112,7 @@ static void
 reset_slot_state(HiIndexShared *sh)
 {
 	sh->loaded = false;
+	sh->loaded_in_recovery = false;
 	sh->building = false;
 	sh->checkpoint_log_kb = 0;
 	memset(&sh->meta, 0, sizeof(sh->meta));
@@ -221,6 +223,89 @@ make_handle(Relation index, HiIndexShared *sh)
 }
 
 /*
+ * Load the map file and replay the log into a slot nobody uses (first use,
+ * or a reload: caller holds load_lock and tree_lock exclusively).  On a
+ * primary a replayed log is checkpointed away and WAL says where the log
+ * continues; on a hot standby the files stay as WAL replay writes them and
+ * the index follows the log from here (hi_index_follow).
+ */
+static HiIndex *
+load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
+		  const HiPageSource *pages)
+{
+	uint64		replayed;
+	char	   *stale = hi_files_stale(sh);
+	HiIndex    *idx;
+	bool		standby = RecoveryInProgress();
+
+	/* WAL replayed here said its files lack committed changes */
+	if (stale)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("index \"%s\" is out of date on this server",
+						RelationGetRelationName(index)),
+				 errdetail("Its files here lack changes that WAL records as committed (they are a copy made earlier, a standby's or a restored backup's, or its redo log was damaged): %s",
+						   stale),
+				 errhint("REINDEX INDEX %s%s.",
+						 quote_identifier(RelationGetRelationName(index)),
+						 standby ? " on the primary" : "")));
+	if (!hi_map_read(sh, RelationGetRelationName(index)))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FILE),
+				 errmsg("files of index \"%s\" are missing",
+						RelationGetRelationName(index)),
+				 errdetail("The map file \"%s\" does not exist.",
+						   hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+										sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map")),
+				 errhint("REINDEX the index.")));
+	set_budget(sh, index, sh->meta.page_size);
+	hi_slot_configure(sh, index);
+	sh->log_base = sh->meta.ckpt_lsn;
+	sh->log_insert = sh->log_flushed = sh->log_base;
+	idx = make_handle(index, sh);
+	idx->pages = pages;
+	sh->loaded = true;			/* frames may be used from here on */
+	sh->loaded_in_recovery = standby;
+	sh->reload_seen = pg_atomic_read_u32(&sh->reload_requests);
+	replayed = hi_log_replay(idx, apply);
+	if (standby)
+		return idx;
+	if (replayed > 0)
+	{
+		ereport(LOG,
+				(errmsg("hybrid_index: replayed %llu log records of index \"%s\"",
+						(unsigned long long) replayed,
+						RelationGetRelationName(index))));
+		hi_index_checkpoint(idx);
+	}
+
+	/*
+	 * Copies of the log (standbys) continue where this one does; durable at
+	 * once, so that crash recovery always meets a record of a loaded index
+	 * after its redo pointer (hi_wal.c)
+	 */
+	hi_wal_log_restart(sh, sh->log_insert, true);
+	return idx;
+}
+
+/*
+ * Forget what a loaded slot holds in memory, so that load_slot() can load
+ * it again from its files (caller holds load_lock and tree_lock
+ * exclusively).  The generation stays: open handles remain valid, and kNN
+ * scans between two calls start over from the root (split_count).
+ */
+void
+hi_index_unload(HiIndexShared *sh)
+{
+	hi_slot_forget(sh - hi_shared->indexes, sh->generation);
+	sh->loaded = false;
+	sh->loaded_in_recovery = false;
+	memset(&sh->meta, 0, sizeof(sh->meta));
+	sh->log_base = sh->log_insert = sh->log_flushed = 0;
+	pg_atomic_fetch_add_u64(&sh->split_count, 1);
+}
+
+/*
  * Open an index for use, loading and recovering it at first use.  The
  * caller passes the AM's redo function for log replay.
  */
@@ -231,7 +316,6 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 	HiIndexShared *sh;
 
 	hi_check_preloaded();
-	hi_error_if_recovery(index);
 
 	if (idx && idx->sh && idx->sh->in_use && idx->sh->generation == idx->generation &&
 		idx->sh->relnumber == index->rd_node.relNode &&
@@ -240,7 +324,11 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 		idx->rel = index;
 		idx->pages = pages;
 		idx->maintenance = false;
-		return idx;
+		if (!idx->sh->loaded_in_recovery)
+			return idx;
+		hi_index_follow(idx, apply);
+		if (idx->sh->loaded)
+			return idx;
 	}
 
 	sh = claim_slot(index);
@@ -251,51 +339,8 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 		{
 			PG_TRY();
 			{
-				uint64		replayed;
-				char	   *stale = hi_files_stale(sh);
-
-				/* WAL replayed here said its files lack committed changes */
-				if (stale)
-					ereport(ERROR,
-							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-							 errmsg("index \"%s\" is out of date on this server",
-									RelationGetRelationName(index)),
-							 errdetail("Its files here lack changes that WAL records as committed (they are a copy made earlier, a standby's or a restored backup's, or its redo log was damaged): %s",
-									   stale),
-							 errhint("REINDEX INDEX %s.",
-									 quote_identifier(RelationGetRelationName(index)))));
-				if (!hi_map_read(sh, RelationGetRelationName(index)))
-					ereport(ERROR,
-							(errcode(ERRCODE_UNDEFINED_FILE),
-							 errmsg("files of index \"%s\" are missing",
-									RelationGetRelationName(index)),
-							 errdetail("The map file \"%s\" does not exist.",
-									   hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
-													sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map")),
-							 errhint("REINDEX the index.")));
-				set_budget(sh, index, sh->meta.page_size);
-				hi_slot_configure(sh, index);
-				sh->log_base = sh->meta.ckpt_lsn;
-				sh->log_insert = sh->log_flushed = sh->log_base;
-				idx = make_handle(index, sh);
-				idx->pages = pages;
 				LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
-				sh->loaded = true;	/* frames may be used from here on */
-				replayed = hi_log_replay(idx, apply);
-				if (replayed > 0)
-				{
-					ereport(LOG,
-							(errmsg("hybrid_index: replayed %llu log records of index \"%s\"",
-									(unsigned long long) replayed,
-									RelationGetRelationName(index))));
-					hi_index_checkpoint(idx);
-				}
-				/*
-				 * Copies of the log (standbys) continue where this one does;
-				 * durable at once, so that crash recovery always meets a
-				 * record of a loaded index after its redo pointer (hi_wal.c)
-				 */
-				hi_wal_log_restart(sh, sh->log_insert, true);
+				(void) load_slot(index, sh, apply, pages);
 				LWLockRelease(&sh->tree_lock);
 			}
 			PG_CATCH();
@@ -314,7 +359,80 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 	}
 	idx = make_handle(index, sh);
 	idx->pages = pages;
+	if (sh->loaded_in_recovery)
+		hi_index_follow(idx, apply);
 	return idx;
+}
+
+/*
+ * An index loaded during recovery (a hot standby), opened again: apply what
+ * WAL replay appended to its log since; load it again after replay cut the
+ * log (the primary restarted) or rebuilt its files; and after promotion
+ * load it as a primary does, so that it is writable and its log its own.
+ */
+void
+hi_index_follow(HiIndex *idx, hi_log_apply_fn apply)
+{
+	HiIndexShared *sh = idx->sh;
+	volatile bool reload;
+
+	if (RecoveryInProgress() &&
+		pg_atomic_read_u32(&sh->reload_requests) == sh->reload_seen)
+	{
+		if (!hi_log_has_more(sh))
+			return;
+		/* as an insertion on a primary: tree_lock alone */
+		LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
+		if (sh->loaded && sh->loaded_in_recovery && RecoveryInProgress() &&
+			pg_atomic_read_u32(&sh->reload_requests) == sh->reload_seen)
+		{
+			PG_TRY();
+			{
+				(void) hi_log_follow(idx, apply);
+			}
+			PG_CATCH();
+			{
+				/* records applied but not counted: start over next time */
+				pg_atomic_fetch_add_u32(&sh->reload_requests, 1);
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
+			LWLockRelease(&sh->tree_lock);
+			return;
+		}
+		LWLockRelease(&sh->tree_lock);
+	}
+
+	LWLockAcquire(&sh->load_lock, LW_EXCLUSIVE);
+	LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
+	reload = sh->loaded && sh->loaded_in_recovery &&
+		(!RecoveryInProgress() ||
+		 pg_atomic_read_u32(&sh->reload_requests) != sh->reload_seen);
+	PG_TRY();
+	{
+		if (reload)
+		{
+			Relation	index = idx->rel;
+			const HiPageSource *pages = idx->pages;
+
+			hi_index_unload(sh);
+			(void) load_slot(index, sh, apply, pages);
+		}
+	}
+	PG_CATCH();
+	{
+		/* a failed reload leaves the slot for the next user to load */
+		if (reload)
+		{
+			sh->loaded = false;
+			sh->loaded_in_recovery = false;
+			hi_slot_forget(sh - hi_shared->indexes, sh->generation);
+		}
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	LWLockRelease(&sh->tree_lock);
+	LWLockRelease(&sh->load_lock);
 }
 
 /*

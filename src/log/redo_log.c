@@ -21,9 +21,11 @@
 #include "postgres.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "access/transam.h"
+#include "storage/procarray.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
@@ -283,10 +285,63 @@ committed_xids(HiIndexShared *sh, const char *buf, Size len, Size *valid)
 }
 
 /*
+ * Does an INSERT of xid count?  On a primary (after a crash or restart) only
+ * if the xid wrote a COMMIT record and clog agrees.  On a hot standby the
+ * index mirrors the primary's live one, which holds the entries of running
+ * transactions too: everything counts except what clog or the running-xacts
+ * state already calls aborted (a transaction cut off by a crash of the
+ * primary, whose entries that primary no longer has and whose VACUUM will
+ * never delete them).  Xids older than clog's horizon are judged by their
+ * COMMIT record alone: clog cannot be asked about them.
+ */
+static bool
+insert_counts(TransactionId xid, HTAB *committed, bool standby)
+{
+	bool		has_commit;
+
+	if (!TransactionIdIsValid(xid))
+		return true;
+	has_commit = committed != NULL &&
+		hash_search(committed, &xid, HASH_FIND, NULL) != NULL;
+	if (TransactionIdPrecedes(xid, ShmemVariableCache->oldestClogXid))
+		return has_commit || (standby && committed == NULL);
+	if (standby)
+		return TransactionIdIsInProgress(xid) || TransactionIdDidCommit(xid);
+	return has_commit && TransactionIdDidCommit(xid);
+}
+
+/* Apply the records of buf that count; returns how many were applied */
+static uint64
+apply_records(HiIndex *idx, const char *buf, Size len, HTAB *committed,
+			  bool standby, hi_log_apply_fn apply)
+{
+	Size		pos;
+	uint64		applied = 0;
+
+	for (pos = 0; pos + sizeof(HiLogRecord) <= len; pos += sizeof(HiLogRecord))
+	{
+		HiLogRecord rec;
+
+		memcpy(&rec, buf + pos, sizeof(rec));
+		if (rec.type == HI_LOG_DELETE ||
+			(rec.type == HI_LOG_INSERT && insert_counts(rec.xid, committed, standby)))
+		{
+			apply(idx, &rec);
+			applied++;
+		}
+		if ((pos / sizeof(HiLogRecord) & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	return applied;
+}
+
+/*
  * Replay the log into a freshly loaded index.  The caller holds tree_lock
  * exclusively and has set log_base to the checkpoint's LSN.  Returns the
  * number of records applied.  The log's valid prefix is kept; a torn or
- * stale tail is cut off so later appends continue right after it.
+ * stale tail is cut off so later appends continue right after it.  During
+ * recovery (a hot standby) WAL replay owns the file: nothing is cut, and
+ * log_insert says how far this index has followed it (hi_log_follow).
  */
 uint64
 hi_log_replay(HiIndex *idx, hi_log_apply_fn apply)
@@ -298,35 +353,19 @@ hi_log_replay(HiIndex *idx, hi_log_apply_fn apply)
 	char	   *buf = hi_read_whole_file(path, &len);
 	Size		off = 0;
 	uint64		applied = 0;
+	bool		standby = RecoveryInProgress();
 
 	if (buf != NULL)
 	{
 		HTAB	   *committed = committed_xids(sh, buf, len, &off);
-		Size		pos;
 
-		for (pos = 0; pos < off; pos += sizeof(HiLogRecord))
-		{
-			HiLogRecord rec;
-
-			memcpy(&rec, buf + pos, sizeof(rec));
-			if (rec.type == HI_LOG_DELETE ||
-				(rec.type == HI_LOG_INSERT &&
-				 (!TransactionIdIsValid(rec.xid) ||
-				  (hash_search(committed, &rec.xid, HASH_FIND, NULL) != NULL &&
-				   TransactionIdDidCommit(rec.xid)))))
-			{
-				apply(idx, &rec);
-				applied++;
-			}
-			if ((pos / sizeof(HiLogRecord) & 1023) == 0)
-				CHECK_FOR_INTERRUPTS();
-		}
+		applied = apply_records(idx, buf, off, committed, standby, apply);
 		hash_destroy(committed);
 		pfree(buf);
 	}
 	pfree(path);
 
-	if (off != len)
+	if (off != len && !standby)
 	{
 		int			fd = hi_log_fd(sh);
 
@@ -338,6 +377,63 @@ hi_log_replay(HiIndex *idx, hi_log_apply_fn apply)
 	}
 	sh->log_insert = sh->log_base + off;
 	sh->log_flushed = sh->log_insert;
+	return applied;
+}
+
+/*
+ * Hot standby: has WAL replay written records beyond what this index has
+ * applied?  A cheap test without locks, for every scan's open.
+ */
+bool
+hi_log_has_more(HiIndexShared *sh)
+{
+	struct stat st;
+
+	if (fstat(hi_log_fd(sh), &st) != 0)
+		return false;
+	return (uint64) st.st_size >= sh->log_insert - sh->log_base + sizeof(HiLogRecord);
+}
+
+/*
+ * Hot standby: apply the valid records WAL replay appended since the index
+ * was loaded or last followed (caller holds tree_lock exclusively).  A
+ * record still being written fails its CRC and waits for the next call.
+ */
+uint64
+hi_log_follow(HiIndex *idx, hi_log_apply_fn apply)
+{
+	HiIndexShared *sh = idx->sh;
+	int			fd = hi_log_fd(sh);
+	uint64		applied = 0;
+	char	   *buf = palloc(sizeof(HiLogRecord) * 1024);
+
+	for (;;)
+	{
+		ssize_t		n = pg_pread(fd, buf, sizeof(HiLogRecord) * 1024,
+								 (off_t) (sh->log_insert - sh->log_base));
+		Size		valid = 0;
+
+		if (n < 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read the redo log of index \"%s\": %m",
+							RelationGetRelationName(idx->rel))));
+		while (valid + sizeof(HiLogRecord) <= (Size) n)
+		{
+			HiLogRecord rec;
+
+			memcpy(&rec, buf + valid, sizeof(rec));
+			if (rec.crc != rec_crc(&rec) || rec.lsn != sh->log_insert + valid)
+				break;
+			valid += sizeof(rec);
+		}
+		if (valid == 0)
+			break;
+		applied += apply_records(idx, buf, valid, NULL, true, apply);
+		sh->log_insert += valid;
+		sh->log_flushed = sh->log_insert;
+	}
+	pfree(buf);
 	return applied;
 }
 

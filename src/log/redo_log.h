@@ -56,6 +56,8 @@ extern void hi_wal_log_image(HiIndexShared *sh);
 extern void hi_wal_log_drop(Oid dboid, Oid flashspc, Oid relnumber);
 
 extern uint64 hi_log_replay(HiIndex *idx, hi_log_apply_fn apply);
+extern bool hi_log_has_more(HiIndexShared *sh);
+extern uint64 hi_log_follow(HiIndex *idx, hi_log_apply_fn apply);
 extern void hi_log_sync(HiIndexShared *sh, bool log_synced);
 
 /*

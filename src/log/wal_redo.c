@@ -141,7 +141,29 @@ mark_stale(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 					id->indexoid, id->relnumber)));
 }
 
-/* Make what redo wrote into the copy's log durable */
+/*
+ * Hot standby readers that loaded this index load it again at their next
+ * open (core/hi_index.c): replay changed its files under them.
+ */
+static void
+request_reload(const CopyState *c)
+{
+	int			i;
+
+	if (hi_shared == NULL)
+		return;
+	LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
+	for (i = 0; i < hi_shared->max_indexes; i++)
+	{
+		HiIndexShared *sh = &hi_shared->indexes[i];
+
+		if (sh->in_use && sh->dboid == c->key.dboid &&
+			sh->relnumber == c->key.relnumber)
+			pg_atomic_fetch_add_u32(&sh->reload_requests, 1);
+	}
+	LWLockRelease(&hi_shared->registry_lock);
+}
+
 /*
  * A record that says the log reaches pos: if this copy ends short of it,
  * it lacks records WAL no longer has; the index is marked stale (true).
@@ -241,6 +263,14 @@ redo_restart(XLogReaderState *record, const xl_hi_restart *xl)
 
 	if (!c->exists || c->stale || xl->position < c->base)
 		return;
+
+	/*
+	 * The primary loaded the index again from its files: entries of
+	 * transactions a crash cut off are gone from it, and its VACUUM will
+	 * never delete them.  A hot standby's readers hold them: they load it
+	 * again too (with the same judgement of those transactions).
+	 */
+	request_reload(c);
 	if (xl->position == c->end)
 	{
 		confirm(c, c->end);
@@ -341,6 +371,7 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 		copy_close(c);
 		c->exists = false;
 		c->stale = false;
+		request_reload(c);
 	}
 	fd = open(path, O_RDWR | O_CREAT | PG_BINARY | ((xl->flags & HI_IMAGE_FIRST) ? O_TRUNC : 0),
 			  pg_file_create_mode);
@@ -383,7 +414,8 @@ redo_drop(const xl_hi_drop *xl)
 	CopyState  *c = copy_state(&xl->id);
 
 	copy_close(c);
-	hi_files_remove_set(xl->id.dboid, xl->id.spcoid, xl->id.relnumber);
+	/* a hot standby's readers may have loaded it: its cached state goes too */
+	hi_files_release_and_remove(xl->id.dboid, xl->id.spcoid, xl->id.relnumber);
 	c->known = false;
 }
 
@@ -444,6 +476,7 @@ hi_wal_cleanup(void)
 								c->key.relnumber)));
 				c->end = c->confirmed;
 				c->unsynced = true;
+				request_reload(c);
 			}
 		}
 		if (c->fd >= 0 && c->unsynced)

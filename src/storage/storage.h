@@ -69,6 +69,7 @@ extern void hi_files_set_release_hook(hi_files_release_fn fn);
 typedef void (*hi_files_drop_fn) (Oid dboid, Oid flashspc, Oid relnumber);
 extern void hi_files_set_drop_hook(hi_files_drop_fn fn);
 extern void hi_files_remove_set(Oid dboid, Oid flashspc, Oid relnumber);
+extern void hi_files_release_and_remove(Oid dboid, Oid flashspc, Oid relnumber);
 extern void hi_files_at_xact_end(bool commit);
 extern void hi_files_at_subxact_end(bool commit, SubTransactionId mySubid,
 									SubTransactionId parentSubid);

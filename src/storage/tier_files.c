@@ -566,8 +566,9 @@ hi_files_remove_set(Oid dboid, Oid flashspc, Oid relnumber)
 	foreach_db_dir(dboid, unlink_set_in_dir, &ua);
 }
 
-static void
-remove_file_set(Oid dboid, Oid flashspc, Oid relnumber)
+/* Forget a relfilenode's cached state, then unlink its files */
+void
+hi_files_release_and_remove(Oid dboid, Oid flashspc, Oid relnumber)
 {
 	/* forget cached pages first: nothing may be written back to them */
 	if (release_hook)
@@ -729,7 +730,7 @@ hi_files_at_xact_end(bool commit)
 
 		if (op->at_commit == commit)
 		{
-			remove_file_set(op->dboid, op->flashspc, op->relnumber);
+			hi_files_release_and_remove(op->dboid, op->flashspc, op->relnumber);
 			/* after the commit record: a crash before it keeps the files */
 			if (commit && drop_hook)
 				drop_hook(op->dboid, op->flashspc, op->relnumber);
@@ -758,7 +759,7 @@ hi_files_at_subxact_end(bool commit, SubTransactionId mySubid,
 				/* rolled back: undo creations now, forget drops */
 				*prev = op->next;
 				if (!op->at_commit)
-					remove_file_set(op->dboid, op->flashspc, op->relnumber);
+					hi_files_release_and_remove(op->dboid, op->flashspc, op->relnumber);
 				pfree(op);
 				continue;
 			}

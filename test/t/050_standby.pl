@@ -5,10 +5,13 @@
 #  - a streaming standby made from a base backup replays inserts, deletes
 #    and VACUUM made after the backup, an index created after it and the
 #    drop of another; it is crash-restarted (kill -9) in the middle of
-#    replay; as a hot standby its queries answer exactly from the tables
-#    (the planner leaves our indexes out during recovery); promoted, every
-#    index answers exactly at once (no REINDEX), and keeps answering after
-#    writes on the promoted server;
+#    replay; as a hot standby its queries use our indexes and answer
+#    exactly (index, bitmap and kNN scans against its own sequential scan)
+#    after the backup, after each batch replayed, after its own crash, and
+#    after the primary crashed with a transaction in flight whose rows'
+#    line pointers VACUUM then handed to new rows; promoted, every index
+#    answers exactly at once (no REINDEX), and keeps answering after writes
+#    on the promoted server;
 #  - a base backup taken during a load of committed single-row inserts,
 #    restored, answers exactly through the index, every row it has;
 #  - a PITR restore to a point between two batches of inserts answers with
@@ -67,6 +70,15 @@ sub copy_of
 # ---- a streaming standby follows inserts, deletes, VACUUM, builds, drops ----
 my $s1 = copy_of('standby1', 'b1', has_streaming => 1);
 $s1->start;
+$s1->poll_query_until('postgres', 'SELECT pg_is_in_recovery()') or die 'no hot standby';
+my $window = 'geom && ST_MakeEnvelope(100, 100, 600, 450)';
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	like($s1->safe_psql('postgres', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT count(*) FROM s_$am WHERE $window"),
+		qr/s_${am}_idx/, "$am: the hot standby's plan uses our index");
+	HiTest::full_check($s1, 'postgres', "$am on the hot standby after the backup", "s_$am", "s_${am}_idx");
+}
 
 my $lsn0 = P('SELECT pg_current_wal_insert_lsn()');
 my %dropped;
@@ -92,28 +104,91 @@ for my $e (@ams)
 	P("DROP INDEX d_${am}_idx");
 }
 $primary->wait_for_catchup($s1);
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	# s_ was loaded before the batch (it follows the log), l_ is new
+	HiTest::full_check($s1, 'postgres', "$am on the hot standby after the batch", "s_$am", "s_${am}_idx");
+	HiTest::full_check($s1, 'postgres', "$am on the hot standby, created after the backup", "l_$am", "l_${am}_idx");
+}
+
+# the records of our resource manager, as pg_walinspect shows them
+P('CREATE EXTENSION pg_walinspect');
+my $lsn1 = P('SELECT pg_current_wal_insert_lsn()');
+for my $type ('LOG', 'DURABLE', 'IMAGE', 'DROP')
+{
+	cmp_ok(P(qq{SELECT count(*) FROM pg_get_wal_records_info('$lsn0', '$lsn1')
+		WHERE resource_manager = 'hybrid_index' AND record_type = '$type' AND description LIKE 'index %'}),
+		'>', 0, "pg_walinspect shows our $type records");
+}
 
 # kill -9 of the standby while it replays a stream of single-row commits
+my $reader_errors = '';
 my $load = join('; ', map { "INSERT INTO s_$_->{am} VALUES (200000 + g, ST_MakePoint(g % 1000, g % 997))" } @ams);
 for my $g (1 .. 40)
 {
 	(my $q = $load) =~ s/\bg\b/$g/g;
 	P($q);
 	$s1->stop('immediate') if $g == 20;
+	# readers on the standby while it replays: through our indexes, no error
+	if ($g < 20)
+	{
+		for my $e (@ams)
+		{
+			my ($ret, $o, $er) = $s1->psql('postgres',
+				"SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM s_$e->{am} WHERE $window");
+			$reader_errors .= "$e->{am}: $er\n" if $ret != 0;
+		}
+	}
 }
+is($reader_errors, '', 'queries on the standby during replay ran without error');
 $s1->start;
 $primary->wait_for_catchup($s1);
 
 for my $e (@ams)
 {
 	my $am = $e->{am};
-	my $q = "SELECT count(*), coalesce(sum(id), 0) FROM s_$am WHERE geom && ST_MakeEnvelope(100, 100, 600, 450)";
+	my $q = "SELECT count(*), coalesce(sum(id), 0) FROM s_$am WHERE $window";
 	is($s1->safe_psql('postgres', "SET enable_seqscan = off; $q"), P($q),
 		"$am: the hot standby answers as the primary does");
-	unlike($s1->safe_psql('postgres', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) $q"), qr/s_${am}_idx/,
-		"$am: the hot standby's plan leaves our index out");
+	HiTest::full_check($s1, 'postgres', "$am on the hot standby after its crash", "s_$am", "s_${am}_idx");
 	my @files = grep { /hyb_\d+_$dropped{$am}\./ } HiTest::hyb_files($s1->data_dir);
 	is(scalar(@files), 0, "$am: the standby removed the files of the dropped index");
+}
+
+# The primary crashes with a transaction in flight.  The hot standby's
+# indexes hold its entries (as the primary's did); the primary's recovery
+# drops them, and after VACUUM their line pointers hold new rows far away:
+# the standby must not answer them for the old boxes.
+my $flight = join('; ', map { "INSERT INTO s_$_->{am} SELECT 400000 + i, ST_MakePoint(200 + i % 300, 150 + i % 250) FROM generate_series(1, 400) i" } @ams);
+my $bg = IPC::Run::start(['psql', '-X', '-h', $primary->host, '-p', $primary->port, '-d', 'postgres',
+	'-c', "BEGIN; $flight; SELECT pg_sleep(600);"], '>', \my $bgout, '2>', \my $bgerr);
+$primary->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE query LIKE 'BEGIN;%pg_sleep%' AND wait_event = 'PgSleep'")
+  or die 'the transaction in flight did not start';
+P('SELECT pg_switch_wal()');
+$primary->wait_for_catchup($s1, 'replay', P('SELECT pg_current_wal_insert_lsn()'));
+for my $e (@ams)
+{
+	HiTest::full_check($s1, 'postgres', "$e->{am} on the hot standby, a transaction in flight", "s_$e->{am}", "s_$e->{am}_idx");
+}
+$primary->stop('immediate');
+$bg->kill_kill;
+$primary->start;
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	P("VACUUM s_$am");
+	P("INSERT INTO s_$am SELECT 450000 + i, ST_MakePoint(5000 + i, 5000 + i) FROM generate_series(1, 800) i");
+}
+$primary->wait_for_catchup($s1);
+for my $e (@ams)
+{
+	my $am = $e->{am};
+	my $q = "SELECT count(*), coalesce(sum(id), 0) FROM s_$am WHERE $window";
+	is($s1->safe_psql('postgres', "SET enable_seqscan = off; $q"), P($q),
+		"$am: after the primary's crash the hot standby answers as the primary does");
+	HiTest::full_check($s1, 'postgres', "$am on the hot standby after the primary's crash", "s_$am", "s_${am}_idx");
 }
 my $maps = sub {
 	my ($node) = @_;
@@ -140,16 +215,6 @@ for my $e (@ams)
 }
 is(scalar(grep { /\.stale$/ } HiTest::hyb_files($s1->data_dir)), 0, 'the promoted standby marked nothing stale');
 $s1->stop;
-
-# the records of our resource manager, as pg_walinspect shows them
-P('CREATE EXTENSION pg_walinspect');
-my $lsn1 = P('SELECT pg_current_wal_insert_lsn()');
-for my $type ('LOG', 'DURABLE', 'IMAGE', 'DROP')
-{
-	cmp_ok(P(qq{SELECT count(*) FROM pg_get_wal_records_info('$lsn0', '$lsn1')
-		WHERE resource_manager = 'hybrid_index' AND record_type = '$type' AND description LIKE 'index %'}),
-		'>', 0, "pg_walinspect shows our $type records");
-}
 
 # ---- a base backup taken during a load of single-row commits ----
 my $script = $primary->basedir . '/load.sql';
