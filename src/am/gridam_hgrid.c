@@ -220,7 +220,7 @@ hgrid_options(Datum reloptions, bool validate)
 static void
 hgrid_settings(Relation index, GridSettings *out)
 {
-	HgridOptions *o = (HgridOptions *) index->rd_options;
+	HgridOptions *o = index ? (HgridOptions *) index->rd_options : NULL;
 
 	lbgrid_settings(index, out);
 	out->mode = GRID_MODE_GFFM;
@@ -233,7 +233,8 @@ hgrid_settings(Relation index, GridSettings *out)
 void
 hgrid_params(Relation index, uint32 page_size, HrParams *out)
 {
-	HgridOptions *o = (HgridOptions *) index->rd_options;
+	/* no relation (the checkpoint at shutdown): the server's settings */
+	HgridOptions *o = index ? (HgridOptions *) index->rd_options : NULL;
 	int			cap_kb;
 
 	out->mode = o ? o->lb.base.placement : HR_PLACEMENT_HOT;

@@ -181,7 +181,8 @@ pick(int reloption, int guc)
 void
 lbgrid_settings(Relation index, GridSettings *out)
 {
-	LbgridOptions *o = (LbgridOptions *) index->rd_options;
+	/* no relation (the checkpoint at shutdown): the server's settings */
+	LbgridOptions *o = index ? (LbgridOptions *) index->rd_options : NULL;
 
 	out->mode = (o ? pick(o->logging, lbgrid_logging) : lbgrid_logging) ?
 		GRID_MODE_LOG : GRID_MODE_GFFM;

@@ -281,6 +281,8 @@ typedef struct HiIndex
 	bool		maintenance;
 } HiIndex;
 
+extern const char *hi_index_name(const HiIndex *idx);
+
 /*
  * How an index structure reads and changes its pages.  The shared page
  * cache is one source (hi_cache_source, used by hyrtree); an access method

@@ -12,6 +12,7 @@
 #include "storage/shmem.h"
 #include "utils/dsa.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 
 #include "base/hi_base.h"
 
@@ -133,6 +134,22 @@ hi_dsa(void)
  * error is the user's first sight of the problem); shared state then does
  * not exist.
  */
+/*
+ * The name of an index for messages.  A handle without a relation (the
+ * log sync worker's checkpoint at shutdown, which has no database) names
+ * the index by its OID.
+ */
+const char *
+hi_index_name(const HiIndex *idx)
+{
+	static char anon[64];
+
+	if (idx->rel != NULL)
+		return RelationGetRelationName(idx->rel);
+	snprintf(anon, sizeof(anon), "oid %u", idx->sh->indexoid);
+	return anon;
+}
+
 void
 hi_check_preloaded(void)
 {

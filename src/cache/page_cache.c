@@ -374,7 +374,7 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 				bufs[i] = hi_frame_data(frames[toread[i]]);
 				pnos[i] = pagenos[toread[i]];
 			}
-			hi_store_read_pages(idx->sh, RelationGetRelationName(idx->rel),
+			hi_store_read_pages(idx->sh, hi_index_name(idx),
 								pnos, nread, bufs, NULL);
 			pfree(bufs);
 			pfree(pnos);
@@ -469,7 +469,7 @@ hi_cache_new_page(HiIndex *idx, uint32 pageno)
 	f = map_frame(f, &tag, FR_VALID | FR_DIRTY, &ours);
 	if (!ours)
 		elog(ERROR, "new page %u of index \"%s\" is already cached",
-			 pageno, RelationGetRelationName(idx->rel));
+			 pageno, hi_index_name(idx));
 	return f;
 }
 

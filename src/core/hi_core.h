@@ -110,6 +110,7 @@ extern void hi_vacuum_pass(HiIndex *idx, Size chunk, const HiVacuumPass *pass,
 extern void hi_error_if_recovery(Relation index);
 extern void hi_index_follow(HiIndex *idx, hi_log_apply_fn apply);
 extern void hi_index_unload(HiIndexShared *sh);
+extern int	hi_index_checkpoint_all(void);
 
 /* ---- core/hi_acl.c ----
  * Privilege checks of the SQL-callable functions of hybrid_index.

@@ -545,7 +545,7 @@ hi_index_checkpoint(HiIndex *idx)
 				ereport(data_sync_elevel(ERROR),
 						(errcode_for_file_access(),
 						 errmsg("could not fsync tier %s of index \"%s\": %m",
-								hi_tier_suffix(t), RelationGetRelationName(idx->rel))));
+								hi_tier_suffix(t), hi_index_name(idx))));
 
 		LWLockAcquire(&sh->log_lock, LW_SHARED);
 		sh->meta.ckpt_lsn = sh->log_insert;
@@ -564,6 +564,70 @@ hi_index_checkpoint(HiIndex *idx)
 	}
 	PG_END_TRY();
 	pg_atomic_fetch_add_u64(&sh->checkpoints, 1);
+}
+
+/*
+ * At shutdown (the log sync worker, after the backends were told to go and
+ * before PostgreSQL's shutdown checkpoint): checkpoint every loaded index
+ * whose log holds records, so that the next start loads each from its map
+ * file with nothing to replay.  The worker has no database, so the handle
+ * has no relation: messages name the index by OID and the access methods
+ * read the server's settings instead of reloptions (only placement
+ * parameters of the pages written here can differ).  An index that fails
+ * is reported and left to replay its log at its next use.
+ */
+int
+hi_index_checkpoint_all(void)
+{
+	int			i;
+	int			done = 0;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	for (i = 0; i < hi_shared->max_indexes; i++)
+	{
+		HiIndexShared *sh = &hi_shared->indexes[i];
+		HiIndex		idx;
+		const HiAmOps *ops;
+
+		LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
+		if (!sh->in_use || !sh->loaded || sh->building || sh->loaded_in_recovery ||
+			hi_log_size(sh) == 0 ||
+			(ops = hi_am_ops_by_kind(sh->meta.am)) == NULL)
+		{
+			LWLockRelease(&hi_shared->registry_lock);
+			continue;
+		}
+		memset(&idx, 0, sizeof(idx));
+		idx.sh = sh;
+		idx.slotno = i;
+		idx.generation = sh->generation;
+		idx.page_size = sh->meta.page_size;
+		idx.pages = ops->source;
+		LWLockRelease(&hi_shared->registry_lock);
+
+		PG_TRY();
+		{
+			LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
+			/* still the same relfilenode, loaded (a drop waits for tree_lock) */
+			if (sh->in_use && sh->loaded && !sh->building &&
+				sh->generation == idx.generation)
+			{
+				hi_index_checkpoint(&idx);
+				done++;
+			}
+			LWLockRelease(&sh->tree_lock);
+		}
+		PG_CATCH();
+		{
+			/* no transaction here: release what the failed checkpoint held */
+			LWLockReleaseAll();
+			MemoryContextSwitchTo(cxt);
+			EmitErrorReport();
+			FlushErrorState();
+		}
+		PG_END_TRY();
+	}
+	return done;
 }
 
 /* After a logged change (tree_lock held): checkpoint if the log is long */

@@ -134,7 +134,8 @@ pick(int relopt, int guc)
 void
 ef_config_resolve(Relation index, EfindConfig *cfg)
 {
-	EfindOptions *o = (EfindOptions *) index->rd_options;
+	/* no relation (the checkpoint at shutdown): the server's settings */
+	EfindOptions *o = index ? (EfindOptions *) index->rd_options : NULL;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->magic = EF_CONFIG_MAGIC;

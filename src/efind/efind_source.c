@@ -174,7 +174,7 @@ src_new_page(HiIndex *idx, uint32 pageno)
 	ef_get(idx, &ef);
 	if (find_pinned(idx, pageno) >= 0)
 		elog(ERROR, "efind: new page %u of index \"%s\" is already in use",
-			 pageno, RelationGetRelationName(idx->rel));
+			 pageno, hi_index_name(idx));
 	f = new_handle(idx, pageno);
 	h = &handles[f];
 	memset(h->data, 0, idx->page_size);

@@ -155,7 +155,7 @@ load_config(HiIndex *idx, EfindConfig *cfg)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("efind parameters of index \"%s\" are unreadable",
-						RelationGetRelationName(idx->rel)),
+						hi_index_name(idx)),
 				 errhint("REINDEX the index.")));
 	}
 	if (blob != NULL)

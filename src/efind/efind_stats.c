@@ -224,7 +224,7 @@ ef_check(HiIndex *idx)
 		if (memcmp(stored, pages + (Size) i * ef.st->page_size, ef.st->page_size) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" is corrupted", RelationGetRelationName(idx->rel)),
+					 errmsg("index \"%s\" is corrupted", hi_index_name(idx)),
 					 errdetail("The efind read buffer holds a version of page %u that is not its stored version.",
 							   pagenos[i])));
 	}

@@ -454,7 +454,7 @@ wait_a_bit(Grid *g, int *waits)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
 				 errmsg("buffer of index \"%s\" has no free page",
-						RelationGetRelationName(g->idx->rel)),
+						hi_index_name(g->idx)),
 				 errhint("Raise the index's buffer_size or lower batch_size.")));
 	pg_usleep(GB_WAIT_US);
 	CHECK_FOR_INTERRUPTS();

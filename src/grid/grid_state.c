@@ -170,7 +170,7 @@ settings_of(HiIndex *idx)
 	uint32		kind = idx->sh->meta.am;
 
 	if (kind >= lengthof(settings_fns) || settings_fns[kind] == NULL)
-		elog(ERROR, "index \"%s\" is not a grid index", RelationGetRelationName(idx->rel));
+		elog(ERROR, "index \"%s\" is not a grid index", hi_index_name(idx));
 	return settings_fns[kind];
 }
 
@@ -299,7 +299,7 @@ load_blob(Grid *g)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("grid state of index \"%s\" is missing or corrupted",
-						RelationGetRelationName(g->idx->rel)),
+						hi_index_name(g->idx)),
 				 errhint("REINDEX the index.")));
 	p = blob + sizeof(GridBlobHdr);
 	gs->root = dsa_allocate_extended(hi_dsa(), h->root_len, DSA_ALLOC_HUGE);
@@ -362,7 +362,7 @@ grid_open(HiIndex *idx)
 				ereport(ERROR,
 						(errcode(ERRCODE_INDEX_CORRUPTED),
 						 errmsg("grid state of index \"%s\" is missing",
-								RelationGetRelationName(idx->rel)),
+								hi_index_name(idx)),
 						 errhint("REINDEX the index.")));
 			h = (GridBlobHdr *) blob;
 			p = new_state(idx, &set, h->mode, h->capacity, &g);

@@ -229,7 +229,7 @@ lb_load_ext(Grid *g, const char *data, Size len)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("bucket translation table of index \"%s\" is corrupted",
-						RelationGetRelationName(g->idx->rel))));
+						hi_index_name(g->idx))));
 	memcpy(&h, p, sizeof(h));
 	p += sizeof(h);
 	ls->ts = h.ts;

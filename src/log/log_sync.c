@@ -48,6 +48,15 @@
 
 PGDLLEXPORT void hi_log_sync_main(Datum arg);
 
+/* what the worker runs at shutdown (core's checkpoint of every index) */
+static int	(*shutdown_hook) (void) = NULL;
+
+void
+hi_log_sync_set_shutdown_hook(int (*fn) (void))
+{
+	shutdown_hook = fn;
+}
+
 void
 hi_log_sync_register(void)
 {
@@ -164,6 +173,22 @@ hi_log_sync_main(Datum arg)
 	/* shutting down: backends sync what they append from here on */
 	(void) pg_atomic_exchange_u32(&hi_shared->sync_pid, 0);
 	MyProc->delayChkptFlags &= ~DELAY_CHKPT_COMPLETE;
+
+	/*
+	 * PostgreSQL's shutdown checkpoint waits for this worker to exit: the
+	 * indexes are checkpointed first, so that a clean restart replays no
+	 * index log (their first use then only reads the map file)
+	 */
+	if (shutdown_hook)
+	{
+		int			n;
+
+		pgstat_report_activity(STATE_RUNNING, "checkpointing indexes for shutdown");
+		n = shutdown_hook();
+		if (n > 0)
+			ereport(LOG,
+					(errmsg("hybrid_index: checkpointed %d indexes for shutdown", n)));
+	}
 	sync_all(false);
 	proc_exit(0);
 }

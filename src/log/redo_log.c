@@ -146,7 +146,7 @@ hi_log_append(HiIndex *idx, uint8 type, TransactionId xid, HiKeyKind kind,
 	if (box)
 		rec.box = *box;
 	rec.tid = *tid;
-	end = append_record(idx->sh, &rec, RelationGetRelationName(idx->rel));
+	end = append_record(idx->sh, &rec, hi_index_name(idx));
 	if (TransactionIdIsValid(xid))
 		remember(idx, end);
 }
@@ -417,7 +417,7 @@ hi_log_follow(HiIndex *idx, hi_log_apply_fn apply)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not read the redo log of index \"%s\": %m",
-							RelationGetRelationName(idx->rel))));
+							hi_index_name(idx))));
 		while (valid + sizeof(HiLogRecord) <= (Size) n)
 		{
 			HiLogRecord rec;

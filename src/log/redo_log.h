@@ -65,6 +65,7 @@ extern void hi_log_sync(HiIndexShared *sh, bool log_synced);
  * durable before each checkpoint completes, so that commits need not.
  */
 extern void hi_log_sync_register(void);
+extern void hi_log_sync_set_shutdown_hook(int (*fn) (void));
 extern bool hi_log_sync_active(void);
 extern void hi_log_at_precommit(void);
 extern void hi_log_at_xact_end(void);

@@ -19,7 +19,7 @@
 
 #define CHECK_FAIL(...) \
 	ereport(ERROR, (errcode(ERRCODE_INDEX_CORRUPTED), \
-					errmsg("index \"%s\" is corrupted", RelationGetRelationName(idx->rel)), \
+					errmsg("index \"%s\" is corrupted", hi_index_name(idx)), \
 					errdetail(__VA_ARGS__)))
 
 static void
