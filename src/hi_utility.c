@@ -196,6 +196,32 @@ check_move_database(AlterDatabaseStmt *stmt)
 	pfree(dbpath);
 }
 
+/*
+ * PostgreSQL copies a moved index's main fork block by block (and logs
+ * every block); ours only stands for the size of the files, which the
+ * rebuild after the ALTER makes anew: nothing to copy.
+ */
+static void
+clear_sizes(List *indexes)
+{
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(lfirst_oid(lc)));
+		Form_pg_class cls;
+
+		if (!HeapTupleIsValid(tup))
+			continue;
+		cls = (Form_pg_class) GETSTRUCT(tup);
+		if (cls->relpersistence == RELPERSISTENCE_PERMANENT)
+			hi_files_clear_reported_size(OidIsValid(cls->reltablespace) ?
+										 cls->reltablespace : MyDatabaseTableSpace,
+										 MyDatabaseId, cls->relfilenode);
+		ReleaseSysCache(tup);
+	}
+}
+
 static List *
 hi_utility_before(Node *stmt)
 {
@@ -233,6 +259,7 @@ hi_utility_before(Node *stmt)
 			}
 		}
 	}
+	clear_sizes(rebuild);
 	return rebuild;
 }
 

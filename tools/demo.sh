@@ -7,8 +7,10 @@
 # local PostgreSQL cluster (data /tmp/hybrid_index_demo, port 5499, left
 # running), loads the GeoNames cities500 dataset (~235k places) into
 # cities(id, name, country, population, geom geometry(Point,4326)), builds
-# a hyrtree index and runs a few queries with EXPLAIN ANALYZE, then shows
-# the index's statistics and structure. Run as root.
+# a hyrtree index and runs a few queries with EXPLAIN ANALYZE, prints one
+# side-by-side table of hyrtree and GiST on copies of the same rows (build,
+# a window query, a kNN query, an ST_Intersects query, a 10k-row INSERT,
+# index size), then shows the index's statistics and structure. Run as root.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -90,6 +92,61 @@ SELECT count(*) AS near_berlin,
        string_agg(name, ', ' ORDER BY population DESC) FILTER (WHERE population > 20000) AS larger_ones
 FROM cities WHERE hi_dwithin(geom, ST_SetSRID(ST_MakePoint(13.405, 52.52), 4326), 0.3);
 EOF
+
+step "what the choice means: hyrtree next to GiST on the same rows"
+# Each side gets a copy of the table; every time is the median of 5 runs
+# (build and INSERT: one run each, on a warm table), in milliseconds.
+"${PSQL[@]}" -d "$DB" -q <<'EOF'
+CREATE OR REPLACE FUNCTION pg_temp.ms(q text, reps int DEFAULT 5) RETURNS numeric
+LANGUAGE plpgsql AS $$
+DECLARE
+  t0 timestamptz;
+  times numeric[] := '{}';
+BEGIN
+  FOR i IN 1..reps LOOP
+    t0 := clock_timestamp();
+    EXECUTE q;
+    times := times || extract(epoch FROM clock_timestamp() - t0)::numeric * 1000;
+  END LOOP;
+  RETURN (SELECT round(percentile_disc(0.5) WITHIN GROUP (ORDER BY x), 1) FROM unnest(times) x);
+END $$;
+CREATE TEMP TABLE side (ord int, measure text, am text, value numeric);
+DO $$
+DECLARE
+  am text;
+  t text;
+BEGIN
+  FOREACH am IN ARRAY ARRAY['hyrtree', 'gist'] LOOP
+    t := 'demo_' || am;
+    EXECUTE format('DROP TABLE IF EXISTS %I', t);
+    EXECUTE format('CREATE TABLE %I AS SELECT * FROM cities', t);
+    EXECUTE format('VACUUM ANALYZE %I', t);
+    INSERT INTO side VALUES (1, 'CREATE INDEX (ms)', am,
+      pg_temp.ms(format('CREATE INDEX %I ON %I USING %s (geom)', t || '_idx', t, am), 1));
+    EXECUTE format('ANALYZE %I', t);
+    PERFORM set_config('enable_seqscan', 'off', true);
+    INSERT INTO side VALUES (2, 'window query, 5 x 2.3 degrees (ms)', am,
+      pg_temp.ms(format('SELECT count(*) FROM %I WHERE geom && ST_MakeEnvelope(5.5, 45.5, 10.5, 47.8, 4326)', t)));
+    INSERT INTO side VALUES (3, '10 places nearest to Paris (ms)', am,
+      pg_temp.ms(format('SELECT id FROM %I ORDER BY geom <-> ST_SetSRID(ST_MakePoint(2.35, 48.86), 4326) LIMIT 10', t)));
+    INSERT INTO side VALUES (4, 'ST_Intersects with a polygon (ms)', am,
+      pg_temp.ms(format('SELECT count(*) FROM %I WHERE ST_Intersects(geom, ST_Buffer(ST_SetSRID(ST_MakePoint(13.4, 52.5), 4326), 1.5))', t)));
+    PERFORM set_config('enable_seqscan', 'on', true);
+    INSERT INTO side VALUES (5, 'INSERT of 10,000 rows (ms)', am,
+      pg_temp.ms(format('INSERT INTO %I SELECT id + 100000000, name, country, population, geom FROM cities ORDER BY random() LIMIT 10000', t), 1));
+    INSERT INTO side VALUES (6, 'index size (MB)', am,
+      round(pg_relation_size((t || '_idx')::regclass) / 1048576.0, 1));
+  END LOOP;
+END $$;
+\pset footer off
+SELECT h.measure, h.value AS hyrtree, g.value AS gist,
+       round(h.value / nullif(g.value, 0), 2) AS "hyrtree / gist"
+FROM side h JOIN side g USING (ord, measure)
+WHERE h.am = 'hyrtree' AND g.am = 'gist'
+ORDER BY ord;
+DROP TABLE demo_hyrtree, demo_gist;
+EOF
+echo "(one run each on this machine with warm caches; bench/run gist-compare measures with repetitions)"
 
 step "index statistics (hybrid_index_stats) and structure (hybrid_index_inspect)"
 "${PSQL[@]}" -d "$DB" <<'EOF'

@@ -260,6 +260,8 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 				 errhint("REINDEX the index.")));
 	set_budget(sh, index, sh->meta.page_size);
 	hi_slot_configure(sh, index);
+	/* a restored copy of the main fork holds zeros: sparse again */
+	hi_files_report_size(sh, true);
 	sh->log_base = sh->meta.ckpt_lsn;
 	sh->log_insert = sh->log_flushed = sh->log_base;
 	idx = make_handle(index, sh);
@@ -557,6 +559,7 @@ hi_index_checkpoint(HiIndex *idx)
 		/* give the free tail of each tier file back to the file system */
 		for (t = 0; t < HI_NUM_TIERS; t++)
 			hi_file_truncate(sh, t, hi_pt_trim(sh, t));
+		hi_files_report_size(sh, false);
 	}
 	PG_FINALLY();
 	{

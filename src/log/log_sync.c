@@ -45,6 +45,7 @@
 
 #include "base/hi_base.h"
 #include "log/redo_log.h"
+#include "storage/storage.h"
 
 PGDLLEXPORT void hi_log_sync_main(Datum arg);
 
@@ -101,7 +102,11 @@ sync_all(bool log_synced)
 		PG_TRY();
 		{
 			if (sh->in_use && sh->loaded)
+			{
 				hi_log_sync(sh, log_synced);
+				/* what the size functions report follows the files */
+				hi_files_report_size(sh, false);
+			}
 		}
 		PG_CATCH();
 		{

@@ -70,6 +70,10 @@ typedef void (*hi_files_drop_fn) (Oid dboid, Oid flashspc, Oid relnumber);
 extern void hi_files_set_drop_hook(hi_files_drop_fn fn);
 extern void hi_files_remove_set(Oid dboid, Oid flashspc, Oid relnumber);
 extern void hi_files_release_and_remove(Oid dboid, Oid flashspc, Oid relnumber);
+
+/* storage/tier_size.c: the main fork as long as the files (sizes for DBAs) */
+extern void hi_files_report_size(HiIndexShared *sh, bool resparsify);
+extern void hi_files_clear_reported_size(Oid spcoid, Oid dboid, Oid relnumber);
 extern void hi_files_at_xact_end(bool commit);
 extern void hi_files_at_subxact_end(bool commit, SubTransactionId mySubid,
 									SubTransactionId parentSubid);

@@ -7,7 +7,9 @@
 # fast` every log file is empty; after the start no index replays a record
 # and every index answers exactly (index, bitmap and kNN scans against a
 # sequential scan) and takes writes.  A smart shutdown does the same, and
-# an immediate one (a crash) still replays and answers exactly.
+# an immediate one (a crash) still replays and answers exactly.  Each time,
+# pg_relation_size reports the index's files, and the main fork that
+# stands for them takes no disk space.
 use strict;
 use warnings;
 
@@ -81,6 +83,7 @@ sub after_start
 			HiTest::full_check($node, $db, "$am in $db, $label", "c_$am", "c_${am}_idx");
 			is(HiTest::try_psql($node, $db, "SELECT hybrid_index_check('c_${am}_idx', heapallindexed => true)"), 't',
 				"$am in $db, $label: every row is in the index");
+			HiTest::sparse_main_fork($node, $db, "c_${am}_idx", "$am in $db, $label");
 		}
 	}
 	my $replays = () = substr(slurp_file($node->logfile), $offset) =~ /hybrid_index: replayed \d+ log records/g;

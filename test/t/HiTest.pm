@@ -188,6 +188,23 @@ sub full_check
 	return;
 }
 
+# pg_relation_size of one of our indexes reports its files (rounded up to
+# blocks), and the main fork that stands for them is sparse: it takes no
+# more than a few blocks of disk (issue 19, sizes)
+sub sparse_main_fork
+{
+	my ($node, $db, $idx, $label) = @_;
+	my ($size, $files, $path) = split /\|/, $node->safe_psql($db, qq{
+		SELECT pg_relation_size('$idx'),
+		       (SELECT ceil(sum(bytes) / 8192.0)::bigint * 8192 FROM hybrid_index_files('$idx')),
+		       pg_relation_filepath('$idx')});
+	is($size, $files, "$label: pg_relation_size of $idx is its files' size");
+	my @st = stat($node->data_dir . "/$path");
+	cmp_ok(($st[12] // 0) * 512, '<=', 65536,
+		"$label: the main fork of $idx takes no disk space ($size bytes long)");
+	return;
+}
+
 # Run $code->($entry) as one subtest per access method of HiAM (those named
 # in HI_AMS, default all); the code calls skip_unless_am once its node runs.
 sub for_each_am
