@@ -143,14 +143,26 @@ hyrtree_options(Datum reloptions, bool validate)
 											   hyrtree_relopt_kind,
 											   sizeof(HyrtreeOptions),
 											   tab, lengthof(tab));
-	if (opts && (opts->wma_epochs == 0 || (opts->wma_threshold >= 0 && opts->wma_threshold < 1) ||
-				 opts->epoch_size == 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid placement parameters"),
-				 errdetail("epoch_size and wma_epochs must be positive, wma_threshold between 1 and 100.")));
 	if (opts)
+	{
+		/* what the ranges let through but the meaning does not (-1: the GUC) */
+		if (opts->epoch_size == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for epoch_size: 0"),
+					 errdetail("An epoch must count at least 1 node read (-1: the setting hybrid_index.epoch_size).")));
+		if (opts->wma_epochs == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for wma_epochs: 0"),
+					 errdetail("The moving average must span at least 1 epoch (-1: the setting hybrid_index.wma_epochs).")));
+		if (opts->wma_threshold != -1 && opts->wma_threshold < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("invalid value for wma_threshold: %g", opts->wma_threshold),
+					 errdetail("wma_threshold is a percentile between 1 and 100 (-1: the setting hybrid_index.wma_threshold).")));
 		am_check_page_size(opts->base.page_size);
+	}
 	return (bytea *) opts;
 }
 
