@@ -246,6 +246,7 @@ SELECT hybrid_index_check('hc_idx');
 -- bad parameters
 CREATE INDEX ON hc USING hgrid (geom) WITH (placement = wma);
 CREATE INDEX ON hc USING hgrid (geom) WITH (selectivity = -2);
+CREATE INDEX ON hc USING hgrid (geom) WITH (selectivity = -0.5);
 CREATE INDEX ON hc USING hgrid (geom) WITH (window = 0);
 CREATE INDEX ON hc USING hgrid (geom) WITH (average = median);
 CREATE INDEX ON hc USING hgrid (geom) WITH (optane_tablespace = no_such_space);

@@ -213,6 +213,11 @@ hgrid_options(Datum reloptions, bool validate)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("invalid value for window: 0"),
 				 errdetail("The moving-average window holds at least one weight.")));
+	if (o->selectivity < 0 && o->selectivity != -1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid value for selectivity: %g", o->selectivity),
+				 errdetail("selectivity is a factor of the average weight, 0 or more (-1: the setting hybrid_index.hgrid_selectivity).")));
 	return (bytea *) o;
 }
 

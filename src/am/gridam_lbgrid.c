@@ -46,6 +46,18 @@ int			lbgrid_max_list = LBGRID_MAX_LIST_DEFAULT;
 
 static relopt_kind lbgrid_relopt_kind;
 
+/* as the reloption: a bucket holds at least 2 entries (0: a page's worth) */
+static bool
+check_bucket_capacity(int *newval, void **extra, GucSource source)
+{
+	if (*newval == 1)
+	{
+		GUC_check_errdetail("A bucket must hold at least 2 entries (0: as many as a page holds).");
+		return false;
+	}
+	return true;
+}
+
 static relopt_enum_elt_def onoff_values[] = {
 	{"default", -1},
 	{"on", 1},
@@ -99,7 +111,8 @@ static const HiGucDef lbgrid_gucs[] = {
 	{"hybrid_index.lbgrid_bucket_capacity",
 		"Entries per bucket of new lbgrid indexes (0: as many as a page holds).",
 		NULL,
-		HI_GUC_INT, &lbgrid_bucket_capacity, 0, 0, LBGRID_CAPACITY_MAX, NULL, PGC_SUSET, 0},
+		HI_GUC_INT, &lbgrid_bucket_capacity, 0, 0, LBGRID_CAPACITY_MAX, NULL, PGC_SUSET, 0,
+	check_bucket_capacity},
 	{"hybrid_index.lbgrid_compact_threshold",
 		"Live records (percent) below which an LB-Grid log-bucket is compacted.",
 		NULL,

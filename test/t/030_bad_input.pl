@@ -538,6 +538,7 @@ my @gucs = (
 	[ 'max_page_size not a power of two', 'ALTER SYSTEM SET hybrid_index.max_page_size = 3000', '22023', qr/power of two/ ],
 	[ 'max_page_size above range', 'ALTER SYSTEM SET hybrid_index.max_page_size = 65536', '22023', qr/outside the valid range/ ],
 	[ 'max_indexes 0', 'ALTER SYSTEM SET hybrid_index.max_indexes = 0', '22023', qr/outside the valid range/ ],
+	[ 'lbgrid_bucket_capacity 1', 'SET hybrid_index.lbgrid_bucket_capacity = 1', '22023', qr/invalid value for parameter "hybrid_index.lbgrid_bucket_capacity": 1/ ],
 	[ 'unknown hybrid_index GUC', 'SET hybrid_index.no_such = 1', '42602', qr/invalid configuration parameter name/ ],
 	[ 'emulate_devices as a plain user', 'SET ROLE hi_plain; SET hybrid_index.emulate_devices = on', '42501', qr/permission denied/ ],
 );
