@@ -25,11 +25,11 @@
 #include <unistd.h>
 
 #include "access/transam.h"
-#include "storage/procarray.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
+#include "storage/procarray.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 

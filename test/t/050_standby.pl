@@ -78,6 +78,8 @@ for my $e (@ams)
 	like($s1->safe_psql('postgres', "SET enable_seqscan = off; EXPLAIN (COSTS OFF) SELECT count(*) FROM s_$am WHERE $window"),
 		qr/s_${am}_idx/, "$am: the hot standby's plan uses our index");
 	HiTest::full_check($s1, 'postgres', "$am on the hot standby after the backup", "s_$am", "s_${am}_idx");
+	# loaded here, dropped on the primary below: replay releases it
+	HiTest::full_check($s1, 'postgres', "$am on the hot standby, before its drop", "d_$am", "d_${am}_idx");
 }
 
 my $lsn0 = P('SELECT pg_current_wal_insert_lsn()');
