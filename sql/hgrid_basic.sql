@@ -60,15 +60,15 @@ CREATE TABLE hr AS SELECT * FROM hg0;   -- placement random
 CREATE TABLE hn AS SELECT * FROM hg0;   -- placement none: GFFM on flash
 CREATE TABLE hs AS SELECT * FROM hg0;   -- special case
 CREATE INDEX hh_idx ON hh USING hgrid (geom)
-  WITH (page_size = 2048, bucket_capacity = 24, buffer_size = 128, cold_size = 8,
+  WITH (page_size = 2048, bucket_capacity = 24, buffer_size = 128, buffer_split = 75, cold_size = 8,
         selectivity = 1.1, cooling_period = 0);
 CREATE INDEX hr_idx ON hr USING hgrid (geom)
-  WITH (page_size = 2048, bucket_capacity = 24, buffer_size = 128, cold_size = 8,
+  WITH (page_size = 2048, bucket_capacity = 24, buffer_size = 128, buffer_split = 75, cold_size = 8,
         selectivity = 1.1, cooling_period = 0, placement = random);
 CREATE INDEX hn_idx ON hn USING hgrid (geom)
-  WITH (page_size = 2048, bucket_capacity = 24, buffer_size = 128, cold_size = 8, placement = none);
+  WITH (page_size = 2048, bucket_capacity = 24, buffer_size = 128, buffer_split = 75, cold_size = 8, placement = none);
 CREATE INDEX hs_idx ON hs USING hgrid (geom)
-  WITH (page_size = 2048, bucket_capacity = 24, buffer_size = 128, cold_size = 8,
+  WITH (page_size = 2048, bucket_capacity = 24, buffer_size = 128, buffer_split = 75, cold_size = 8,
         selectivity = 1.1, cooling_period = 0, directories_on_optane = on,
         average = sma, window = 200);
 ANALYZE hh; ANALYZE hr; ANALYZE hn; ANALYZE hs;
@@ -233,7 +233,7 @@ SELECT * FROM hit.hg_filters('after cooling') WHERE tbl = 'hh';
 -- capacity: a fast tier of 16 pages never holds more
 CREATE TABLE hc AS SELECT * FROM hg0;
 CREATE INDEX hc_idx ON hc USING hgrid (geom)
-  WITH (page_size = 2048, bucket_capacity = 24, buffer_size = 128, cold_size = 8,
+  WITH (page_size = 2048, bucket_capacity = 24, buffer_size = 128, buffer_split = 75, cold_size = 8,
         selectivity = 0.5, cooling_period = 0, optane_capacity = 32);
 SELECT hit.hg_workload('hc') > 0 AS ran;
 SELECT hybrid_index_checkpoint('hc_idx');

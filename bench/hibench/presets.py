@@ -526,7 +526,8 @@ def hgrid_thesis(scale=1.0, queries="sql", buffer_kb=None):
                               label="I/S 0/100, uniform points (%s ops)" % "{:,}".format(ops)))
         wls += q
         phases.append(Phase([ds], sequence=["build"], queries=[w.name for w in q]))
-    common = {"buffer_size": buf_kb}
+    # the thesis' split (75 % directories), not hgrid's default
+    common = {"buffer_size": buf_kb, "buffer_split": 75}
     hyb = dict(common, optane_tablespace="bench_fast")
     configs = []
     for emu in (True, False):

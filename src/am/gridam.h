@@ -118,6 +118,7 @@ typedef struct HgridOptions
 } HgridOptions;
 
 #define HGRID_BUFFER_KB_DEFAULT		8192	/* thesis 4.3.4: 8 MB */
+#define HGRID_BUFFER_SPLIT_DEFAULT	25	/* % for directories: buckets get the rest */
 #define HGRID_SELECTIVITY_DEFAULT	1.5
 #define HGRID_WINDOW_DEFAULT		10000
 #define HGRID_COOLING_DEFAULT		1000000

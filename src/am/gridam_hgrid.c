@@ -31,6 +31,7 @@
 PG_FUNCTION_INFO_V1(hgrid_handler);
 
 int			hgrid_buffer_kb = HGRID_BUFFER_KB_DEFAULT;
+int			hgrid_buffer_split = HGRID_BUFFER_SPLIT_DEFAULT;
 double		hgrid_selectivity = HGRID_SELECTIVITY_DEFAULT;
 int			hgrid_average = 0;
 int			hgrid_window = HGRID_WINDOW_DEFAULT;
@@ -86,6 +87,10 @@ static const HiGucDef hgrid_gucs[] = {
 		"Memory of an hgrid index's directory and bucket buffers.",
 		"Applies when the index is loaded; per index: reloption buffer_size.",
 		HI_GUC_INT, &hgrid_buffer_kb, HGRID_BUFFER_KB_DEFAULT, 64, 64 * 1024 * 1024, NULL, PGC_SUSET, GUC_UNIT_KB},
+	{"hybrid_index.hgrid_buffer_split",
+		"Percentage of an hgrid index's buffer that holds directory pages; buckets get the rest.",
+		"Applies when the index is loaded; per index: reloption buffer_split. H-Grid's directories are small: most of the buffer caches buckets.",
+		HI_GUC_INT, &hgrid_buffer_split, HGRID_BUFFER_SPLIT_DEFAULT, 1, 99, NULL, PGC_SUSET, 0},
 	{"hybrid_index.hgrid_selectivity",
 		"Selectivity s of H-Grid's hot-region detection: a page is hot if its weight exceeds s times the average.",
 		NULL,
@@ -161,7 +166,7 @@ define_reloptions(void)
 					  "Pages of each cold LRU list (-1: hybrid_index.lbgrid_cold_size)",
 					  -1, -1, LBGRID_COLD_MAX, AccessExclusiveLock);
 	add_int_reloption(k, "buffer_split",
-					  "Percentage of the buffer for directories (-1: hybrid_index.lbgrid_buffer_split)",
+					  "Percentage of the buffer for directories (-1: hybrid_index.hgrid_buffer_split)",
 					  -1, -1, 99, AccessExclusiveLock);
 	add_int_reloption(k, "merge_threshold",
 					  "Occupancy percentage below which buckets merge (-1: GUC)",
@@ -230,6 +235,7 @@ hgrid_settings(Relation index, GridSettings *out)
 	lbgrid_settings(index, out);
 	out->mode = GRID_MODE_GFFM;
 	out->buffer_kb = o && o->lb.base.buffer_size > 0 ? o->lb.base.buffer_size : hgrid_buffer_kb;
+	out->dir_pct = o && o->lb.buffer_split > 0 ? o->lb.buffer_split : hgrid_buffer_split;
 	out->compact_pct = 0;
 	out->max_list = 0;
 }
