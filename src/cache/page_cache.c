@@ -452,6 +452,43 @@ hi_cache_read(HiIndex *idx, uint32 pageno)
 	return f;
 }
 
+/*
+ * A buffer manager of its own (eFIND's flushes) wrote new stored versions
+ * of n pages; the caller holds tree_lock exclusively.  Copies cached here
+ * get the new contents, so the cache never serves an older version.
+ */
+void
+hi_cache_refresh(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages)
+{
+	HiFrameTag	tag;
+	int			i;
+
+	cache_ensure_local();
+	memset(&tag, 0, sizeof(tag));
+	tag.slotno = idx->slotno;
+	tag.generation = idx->generation;
+	for (i = 0; i < n; i++)
+	{
+		HiFrame		f;
+		HiFrameDesc *d;
+		bool		valid;
+
+		tag.pageno = pagenos[i];
+		f = cache_lookup_pin(&tag);
+		if (f < 0)
+			continue;
+		cache_wait_io(f);
+		d = &cache_descs[f];
+		SpinLockAcquire(&d->hdr);
+		valid = (d->flags & FR_VALID) != 0;
+		SpinLockRelease(&d->hdr);
+		/* a frame whose read-in failed holds nothing to refresh */
+		if (valid)
+			memcpy(hi_frame_data(f), pages[i], idx->page_size);
+		cache_unpin(f);
+	}
+}
+
 /* A frame for a brand-new page (zeroed, dirty, pinned) */
 HiFrame
 hi_cache_new_page(HiIndex *idx, uint32 pageno)

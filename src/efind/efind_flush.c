@@ -135,6 +135,7 @@ write_pages(Ef *ef, const uint32 *pagenos, int n)
 		bufs[i] = ef_alloc_page(CurrentMemoryContext, ef->st->page_size);
 	ef_retrieve(ef, pagenos, n, bufs, true);
 	hi_store_write(ef->sh, bufs, n);
+	ef_retrieve_refresh(ef, pagenos, n, bufs);
 	for (i = 0; i < n; i++)
 		ef_tc_after_write(ef, pagenos[i], bufs[i]);
 	LWLockAcquire(&ef->slot->wb_lock, LW_EXCLUSIVE);
