@@ -133,6 +133,7 @@ _PG_init(void)
 	hi_log_sync_set_shutdown_hook(hi_index_checkpoint_all);
 	hi_wma_init();
 	hi_files_set_release_hook(hi_slot_release);
+	hi_wal_set_exclusive_hook(hi_copy_exclusive);
 	hyrtree_init();
 	efind_init();
 	lbgrid_init();

@@ -91,6 +91,8 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	hi_index_checkpoint(idx);
 	/* standbys and restored backups get the new files from WAL */
 	hi_wal_log_image(idx->sh);
+	/* from here on its page writes and checkpoints go to WAL one by one */
+	idx->sh->wal_pages = true;
 	LWLockRelease(&idx->sh->tree_lock);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.n);
 

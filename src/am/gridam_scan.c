@@ -126,7 +126,7 @@ start_knn(IndexScanDesc scan)
 	bool		qempty = am_orderby_box(scan, &qbox);
 	Grid	   *g;
 
-	LWLockAcquire(&so->base.idx->sh->tree_lock, LW_SHARED);
+	hi_lock_for_read(so->base.idx);
 	g = grid_open(so->base.idx);
 	am_scan_set_knn(scan, grid_knn_begin(g, &qbox, qempty, &so->q),
 					(AmKnnNextFn) grid_knn_next, (AmKnnEndFn) grid_knn_end);
@@ -139,7 +139,7 @@ search(LbgridScan *so, Size *n)
 {
 	ItemPointer tids;
 
-	LWLockAcquire(&so->base.idx->sh->tree_lock, LW_SHARED);
+	hi_lock_for_read(so->base.idx);
 	tids = grid_search(grid_open(so->base.idx), &so->q, n);
 	LWLockRelease(&so->base.idx->sh->tree_lock);
 	return tids;

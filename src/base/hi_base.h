@@ -201,6 +201,9 @@ typedef struct HiIndexShared
 
 	bool		loaded;
 	bool		building;		/* ambuild in progress; nothing to load */
+	bool		wal_pages;		/* page writes and map files go to WAL (a
+								 * loaded primary's index; a build's files
+								 * go as one image at its end instead) */
 	bool		loaded_in_recovery; /* a hot standby's: follows the log WAL
 									 * replay writes (core/hi_index.c) */
 	uint32		reload_seen;	/* reload_requests when last loaded */

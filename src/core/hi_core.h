@@ -86,6 +86,8 @@ extern HiIndex *hi_index_open_for(Relation index, hi_log_apply_fn apply,
 extern HiIndex *hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages);
 extern HiIndexShared *hi_slot_lookup(Oid dboid, Oid relnumber);
 extern void hi_slot_release(Oid dboid, Oid relnumber);
+extern void hi_lock_for_read(HiIndex *idx);
+extern void hi_copy_exclusive(Oid dboid, Oid relnumber, hi_copy_fn fn, void *arg);
 extern void hi_index_checkpoint(HiIndex *idx);
 extern void hi_stats_reset(HiIndexShared *sh);
 extern void hi_index_after_change(HiIndex *idx);

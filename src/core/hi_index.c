@@ -114,6 +114,7 @@ reset_slot_state(HiIndexShared *sh)
 	sh->loaded = false;
 	sh->loaded_in_recovery = false;
 	sh->building = false;
+	sh->wal_pages = false;
 	sh->checkpoint_log_kb = 0;
 	memset(&sh->meta, 0, sizeof(sh->meta));
 	sh->log_base = sh->log_insert = sh->log_flushed = 0;
@@ -268,10 +269,21 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 	idx->pages = pages;
 	sh->loaded = true;			/* frames may be used from here on */
 	sh->loaded_in_recovery = standby;
+	/* a primary's page writes go to WAL from here on (replay's too) */
+	sh->wal_pages = !standby;
 	sh->reload_seen = pg_atomic_read_u32(&sh->reload_requests);
 	replayed = hi_log_replay(idx, apply);
 	if (standby)
 		return idx;
+	/* pages a standby's replay parked (a copy of its files): no map has them */
+	{
+		char	   *pending = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+										   sh->spcoid[HI_TIER_FLASH], sh->relnumber,
+										   "pending");
+
+		(void) unlink(pending);
+		pfree(pending);
+	}
 	if (replayed > 0)
 	{
 		ereport(LOG,
@@ -486,6 +498,7 @@ hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages)
 	set_budget(sh, index, page_size);
 	hi_slot_configure(sh, index);
 	sh->building = true;
+	sh->wal_pages = false;		/* the build's files go to WAL as an image */
 	sh->loaded = true;
 	LWLockRelease(&sh->tree_lock);
 
@@ -553,7 +566,15 @@ hi_index_checkpoint(HiIndex *idx)
 		sh->meta.ckpt_lsn = sh->log_insert;
 		LWLockRelease(&sh->log_lock);
 		hi_pt_settle(sh);
-		hi_map_write(sh);
+		{
+			Size		len;
+			char	   *image = hi_map_image(sh, &len);
+
+			/* copies get the map from WAL before the file here changes */
+			hi_wal_log_map(sh, image, len, sh->meta.ckpt_lsn);
+			hi_map_write_image(sh, image, len);
+			pfree(image);
+		}
 		hi_log_reset(sh, sh->meta.ckpt_lsn);
 		hi_pt_release_pending(sh);
 		/* give the free tail of each tier file back to the file system */
@@ -642,6 +663,61 @@ hi_index_after_change(HiIndex *idx)
 
 	if (hi_log_size(idx->sh) >= (uint64) kb * 1024)
 		hi_index_checkpoint(idx);
+}
+
+/*
+ * tree_lock in shared mode, for a scan.  On a hot standby, WAL replay of an
+ * index checkpoint may have forgotten the loaded state between the scan's
+ * open and here (hi_copy_exclusive): the statement is cancelled, as
+ * PostgreSQL cancels statements that conflict with recovery, instead of
+ * reading files that changed under it.
+ */
+void
+hi_lock_for_read(HiIndex *idx)
+{
+	HiIndexShared *sh = idx->sh;
+
+	LWLockAcquire(&sh->tree_lock, LW_SHARED);
+	if (!sh->loaded || sh->generation != idx->generation)
+	{
+		LWLockRelease(&sh->tree_lock);
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("canceling statement due to conflict with recovery"),
+				 errdetail("WAL replay checkpointed index \"%s\" while the statement was reading it.",
+						   hi_index_name(idx))));
+	}
+}
+
+/*
+ * WAL redo of an index checkpoint rewrites a copy's files (log/wal_redo.c)
+ * in the startup process: nobody may load or read them meanwhile.  A hot
+ * standby's loaded state is forgotten (its readers load the index again at
+ * their next use, as after a RESTART record), and registry_lock held
+ * shared keeps a slot from being claimed for the relfilenode meanwhile.
+ * fn never raises an ERROR (redo must not).
+ */
+void
+hi_copy_exclusive(Oid dboid, Oid relnumber, hi_copy_fn fn, void *arg)
+{
+	HiIndexShared *sh;
+
+	LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
+	sh = find_slot(dboid, relnumber);
+	if (sh)
+	{
+		LWLockAcquire(&sh->load_lock, LW_EXCLUSIVE);
+		LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
+		if (sh->loaded)
+			hi_index_unload(sh);
+	}
+	fn(arg);
+	if (sh)
+	{
+		LWLockRelease(&sh->tree_lock);
+		LWLockRelease(&sh->load_lock);
+	}
+	LWLockRelease(&hi_shared->registry_lock);
 }
 
 /* The relfilenode's files are gone (drop, replacement, aborted build) */

@@ -517,7 +517,7 @@ knn_next(GridKnn *k, HiIndexShared *sh, ItemPointer tid, double *dist, bool *isn
 	{
 		Grid	   *g;
 
-		LWLockAcquire(&sh->tree_lock, LW_SHARED);
+		hi_lock_for_read(k->idx);
 		g = grid_open(k->idx);
 		if (!k->started || pg_atomic_read_u64(&sh->split_count) != k->split_seen)
 			restart(k, g);
@@ -558,7 +558,7 @@ knn_next(GridKnn *k, HiIndexShared *sh, ItemPointer tid, double *dist, bool *isn
 		Grid	   *g;
 
 		k->tail_started = true;
-		LWLockAcquire(&sh->tree_lock, LW_SHARED);
+		hi_lock_for_read(k->idx);
 		g = grid_open(k->idx);
 		if (k->query_empty)
 		{

@@ -33,6 +33,17 @@
  *			which the primary's log lost), so that positions mean the same
  *			records on both.
  *	DROP	the files of a relfilenode were removed at commit.
+ *	PAGES	pages written to tier files (copy-on-write, into slots no map
+ *			file references yet), logged before they are written, like
+ *			PostgreSQL's full-page images.  Redo parks them in the copy's
+ *			"pending" file until the MAP that makes them current.
+ *	MAP		an index checkpoint: its new map file, logged and flushed
+ *			before the map file is replaced.  Redo writes the parked pages
+ *			into the copy's tier files, replaces the map file and empties
+ *			the copy's log up to the checkpoint, as the primary did: a
+ *			standby's log stays as short as the primary's, and a copy whose
+ *			files were taken while the index checkpointed (a base backup)
+ *			gets every page the new map references.
  *
  * Redo runs in the startup process: no catalogs, and it must never stop on
  * one of our records, so nothing here raises an ERROR; what cannot be done
@@ -129,6 +140,63 @@ hi_wal_log_synced(HiIndexShared *sh, uint64 position)
 		return;
 	xl.position = position;
 	(void) insert_record(sh, XLOG_HI_SYNCED, &xl, sizeof(xl));
+}
+
+/*
+ * Pages about to be written to the slots of ptes (the page store's write
+ * hook).  Only for a loaded primary index: a build's files go as one image
+ * at its end, and a hot standby's own writes (following the log) are its
+ * business alone.
+ */
+static void
+log_pages(HiIndexShared *sh, const uint32 *ptes, char *const *pages, int n)
+{
+	int			start;
+
+	if (!sh->wal_pages || !wal_logged(sh))
+		return;
+	for (start = 0; start < n; start += HI_PAGES_PER_RECORD)
+	{
+		int			cnt = Min(HI_PAGES_PER_RECORD, n - start);
+		xl_hi_pages xl;
+		int			i;
+
+		memset(&xl, 0, sizeof(xl));
+		ident_of(sh, &xl.id);
+		xl.optspc = sh->spcoid[HI_TIER_OPTANE];
+		xl.page_size = sh->meta.page_size;
+		xl.npages = cnt;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xl, sizeof(xl));
+		XLogRegisterData((char *) (ptes + start), sizeof(uint32) * cnt);
+		for (i = 0; i < cnt; i++)
+			XLogRegisterData(pages[start + i], sh->meta.page_size);
+		(void) XLogInsert(HI_RMGR_ID, XLOG_HI_PAGES);
+	}
+}
+
+/*
+ * An index checkpoint's new map file, reflecting the log below position:
+ * flushed before the map file is replaced, so that WAL always holds every
+ * map file a copy may need (and, before it, every page it references).
+ */
+void
+hi_wal_log_map(HiIndexShared *sh, const char *image, Size len, uint64 position)
+{
+	xl_hi_map	xl;
+	XLogRecPtr	end;
+
+	if (!sh->wal_pages || !wal_logged(sh))
+		return;
+	memset(&xl, 0, sizeof(xl));
+	ident_of(sh, &xl.id);
+	xl.position = position;
+	xl.len = (uint32) len;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xl, sizeof(xl));
+	XLogRegisterData((char *) image, (uint32) len);
+	end = XLogInsert(HI_RMGR_ID, XLOG_HI_MAP);
+	XLogFlush(end);
 }
 
 /* The files of a relfilenode were removed (dboid: its database) */
@@ -274,6 +342,22 @@ hi_wal_desc(StringInfo buf, XLogReaderState *record)
 	else if (info == XLOG_HI_SYNCED && len == sizeof(xl_hi_synced))
 		appendStringInfo(buf, ", log durable up to " UINT64_FORMAT,
 						 ((const xl_hi_synced *) data)->position);
+	else if (info == XLOG_HI_PAGES && len >= sizeof(xl_hi_pages))
+	{
+		const xl_hi_pages *xp = (const xl_hi_pages *) data;
+		const uint32 *ptes = (const uint32 *) (data + sizeof(xl_hi_pages));
+		uint32		i;
+
+		appendStringInfo(buf, ", %u pages of %u bytes:", xp->npages, xp->page_size);
+		for (i = 0; i < xp->npages && len >= sizeof(xl_hi_pages) + (i + 1) * sizeof(uint32); i++)
+			appendStringInfo(buf, " %s slot %u",
+							 HI_PTE_TIER(ptes[i]) == HI_TIER_FLASH ? "flash" : "optane",
+							 HI_PTE_SLOT(ptes[i]));
+	}
+	else if (info == XLOG_HI_MAP && len >= sizeof(xl_hi_map))
+		appendStringInfo(buf, ", checkpoint at log position " UINT64_FORMAT ", map file of %u bytes",
+						 ((const xl_hi_map *) data)->position,
+						 ((const xl_hi_map *) data)->len);
 }
 
 static const char *
@@ -293,6 +377,10 @@ hi_wal_identify(uint8 info)
 			return "DROP";
 		case XLOG_HI_SYNCED:
 			return "SYNCED";
+		case XLOG_HI_PAGES:
+			return "PAGES";
+		case XLOG_HI_MAP:
+			return "MAP";
 	}
 	return NULL;
 }
@@ -311,4 +399,5 @@ hi_wal_init(void)
 {
 	RegisterCustomRmgr(HI_RMGR_ID, &hi_rmgr);
 	hi_files_set_drop_hook(hi_wal_log_drop);
+	hi_store_set_write_hook(log_pages);
 }

@@ -220,15 +220,38 @@ hi_log_size(HiIndexShared *sh)
 	return sh->log_insert - sh->log_base;
 }
 
-/* After a checkpoint: the log restarts empty at LSN base */
+/*
+ * After a checkpoint that took the log below base into its pages: the log
+ * restarts at base.  Records appended since the checkpoint read base can
+ * only be COMMIT records (the checkpointer holds tree_lock; committers do
+ * not take it): they are kept, at the front, so that positions stay those
+ * WAL gave them and copies of the log (which have them) agree.
+ */
 void
 hi_log_reset(HiIndexShared *sh, uint64 base)
 {
 	int			fd = hi_log_fd(sh);
+	Size		tail;
+	char	   *buf = NULL;
+	bool		ok;
 
 	LWLockAcquire(&sh->flush_lock, LW_EXCLUSIVE);
 	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
-	if (ftruncate(fd, 0) != 0 || pg_fdatasync(fd) != 0)
+	Assert(sh->log_insert >= base && base >= sh->log_base);
+	tail = (Size) (sh->log_insert - base);
+	if (tail > 0)
+	{
+		buf = palloc(tail);
+		ok = pg_pread(fd, buf, tail, (off_t) (base - sh->log_base)) == (ssize_t) tail;
+	}
+	else
+		ok = true;
+	ok = ok && ftruncate(fd, 0) == 0 &&
+		(tail == 0 || pg_pwrite(fd, buf, tail, 0) == (ssize_t) tail) &&
+		pg_fdatasync(fd) == 0;
+	if (buf)
+		pfree(buf);
+	if (!ok)
 	{
 		LWLockRelease(&sh->log_lock);
 		LWLockRelease(&sh->flush_lock);
@@ -238,8 +261,8 @@ hi_log_reset(HiIndexShared *sh, uint64 base)
 						sh->indexoid)));
 	}
 	sh->log_base = base;
-	sh->log_insert = base;
-	sh->log_flushed = base;
+	sh->log_insert = base + tail;
+	sh->log_flushed = sh->log_insert;
 	LWLockRelease(&sh->log_lock);
 	LWLockRelease(&sh->flush_lock);
 }
@@ -442,9 +465,13 @@ hi_log_follow(HiIndex *idx, hi_log_apply_fn apply)
  * disk: the checkpoint its map file reflects (*base), then the log's valid
  * records.  For WAL redo, so never an ERROR: a file that cannot be read
  * counts as holding nothing.  *exists: the index has a map file here.
+ * *newer: the log begins after the map's checkpoint, with a valid record
+ * (only a copy makes that: its map file was copied before a checkpoint,
+ * its log after it, as a base backup may).
  */
 uint64
-hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber, uint64 *base, bool *exists)
+hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber, uint64 *base, bool *exists,
+				bool *newer)
 {
 	char	   *mpath = hi_file_path(flashspc, dboid, flashspc, relnumber, "map");
 	char	   *lpath = hi_file_path(flashspc, dboid, flashspc, relnumber, "log");
@@ -452,14 +479,23 @@ hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber, uint64 *base, bool *exis
 	int			fd;
 
 	*base = hi_map_ckpt_position(mpath, exists);
+	*newer = false;
 	fd = *exists ? open(lpath, O_RDONLY | PG_BINARY, 0) : -1;
 	if (fd >= 0)
 	{
 		HiLogRecord rec;
+		bool		first = true;
 
 		while (read(fd, &rec, sizeof(rec)) == sizeof(rec) &&
-			   rec.crc == rec_crc(&rec) && rec.lsn == *base + off)
+			   rec.crc == rec_crc(&rec))
+		{
+			if (first && rec.lsn > *base)
+				*newer = true;
+			first = false;
+			if (rec.lsn != *base + off)
+				break;
 			off += sizeof(rec);
+		}
 		close(fd);
 	}
 	pfree(mpath);

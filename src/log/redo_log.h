@@ -34,7 +34,7 @@ extern void hi_log_flush_inserted(HiIndexShared *sh);
 extern void hi_log_reset(HiIndexShared *sh, uint64 base);
 extern uint64 hi_log_size(HiIndexShared *sh);
 extern uint64 hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber,
-							  uint64 *base, bool *exists);
+							  uint64 *base, bool *exists, bool *newer);
 
 /*
  * log/hi_wal.c: the custom WAL resource manager of hybrid_index.  WAL
@@ -53,6 +53,18 @@ extern void hi_wal_log_record(HiIndexShared *sh, const HiLogRecord *rec);
 extern void hi_wal_log_restart(HiIndexShared *sh, uint64 position, bool flush);
 extern void hi_wal_log_synced(HiIndexShared *sh, uint64 position);
 extern void hi_wal_log_image(HiIndexShared *sh);
+extern void hi_wal_log_map(HiIndexShared *sh, const char *image, Size len,
+						   uint64 position);
+
+/*
+ * Redo of a checkpoint (MAP) rewrites a copy's files: the layer above runs
+ * fn(arg) with nobody using the relfilenode's files (a hot standby's
+ * readers kept out, its loaded state forgotten).
+ */
+typedef void (*hi_copy_fn) (void *arg);
+typedef void (*hi_wal_exclusive_fn) (Oid dboid, Oid relnumber, hi_copy_fn fn,
+									 void *arg);
+extern void hi_wal_set_exclusive_hook(hi_wal_exclusive_fn fn);
 extern void hi_wal_log_drop(Oid dboid, Oid flashspc, Oid relnumber);
 
 extern uint64 hi_log_replay(HiIndex *idx, hi_log_apply_fn apply);

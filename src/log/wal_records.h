@@ -19,6 +19,8 @@
 #define XLOG_HI_RESTART		0x30
 #define XLOG_HI_DROP		0x40
 #define XLOG_HI_SYNCED		0x50
+#define XLOG_HI_PAGES		0x60
+#define XLOG_HI_MAP			0x70
 
 /* which index a record is about (its flash tier names its files) */
 typedef struct xl_hi_ident
@@ -78,6 +80,31 @@ typedef struct xl_hi_synced
 	xl_hi_ident id;
 	uint64		position;		/* the log is durable up to here */
 } xl_hi_synced;
+
+/*
+ * Pages written to tier files since the index's last checkpoint (slots no
+ * map file references yet): npages page table entries (tier, slot), then
+ * the pages.
+ */
+typedef struct xl_hi_pages
+{
+	xl_hi_ident id;
+	Oid			optspc;			/* the fast tier's tablespace */
+	uint32		page_size;
+	uint32		npages;
+	uint32		pad;
+} xl_hi_pages;
+
+#define HI_PAGES_PER_RECORD	16
+
+/* An index checkpoint: its new map file (len bytes follow) */
+typedef struct xl_hi_map
+{
+	xl_hi_ident id;
+	uint64		position;		/* the map reflects the log below here */
+	uint32		len;
+	uint32		pad;
+} xl_hi_map;
 
 /* redo (wal_redo.c), called through the resource manager (hi_wal.c) */
 extern void hi_wal_redo(XLogReaderState *record);

@@ -17,6 +17,7 @@
 #include "access/xlog_internal.h"
 #include "common/file_perm.h"
 #include "miscadmin.h"
+#include "port/pg_crc32c.h"
 #include "storage/fd.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -40,16 +41,58 @@ typedef struct CopyState
 	bool		known;			/* base/end read from the files */
 	bool		exists;			/* the index has a map file here */
 	bool		stale;			/* marked already */
+	bool		healable;		/* its log begins after its map's checkpoint
+								 * (hi_log_copy_end): a gap may be closed */
+	bool		gap;			/* stale for lack of records that a later
+								 * MAP record can make unnecessary */
+	uint64		gap_upto;		/* ... if it reaches here */
 	bool		unsynced;		/* appended since the last fsync */
 	uint64		base;			/* the map file's checkpoint position */
 	uint64		end;			/* the log's valid records end here */
 	uint64		confirmed;		/* WAL replayed so far vouches for the log
 								 * up to here (0: nothing yet) */
 	int			fd;				/* the log, -1 = not open */
+	int			pfd;			/* the pending file, -1 = not open */
+	bool		pend_known;		/* pend_end read from the file */
+	bool		pend_unsynced;	/* parked since the last fsync */
+	off_t		pend_end;		/* its valid entries end here */
 } CopyState;
+
+/*
+ * The pending file (hyb_<flash>_<relfilenode>.pending): pages PAGES records
+ * carried, parked in WAL order until the MAP record that makes them part
+ * of the index.  Parked entries are made durable whenever the primary
+ * checkpoints (its SYNCED records precede every restartpoint), so that a
+ * restart of this server finds every page written before the point where
+ * its replay resumes.  Replay after a restart parks again what it replays:
+ * the file then holds some writes twice, in order, and applying it in
+ * order leaves each slot with its last write.
+ */
+typedef struct PendingEntry
+{
+	uint32		magic;
+	uint32		pte;			/* tier and slot */
+	uint32		page_size;
+	Oid			optspc;			/* the fast tier's tablespace */
+	uint32		crc;			/* of the fields above and the page */
+	uint32		pad;
+} PendingEntry;
+
+#define HI_PENDING_MAGIC	0x48495047	/* "HIPG" */
 
 /* relfilenodes seen by this replay; nobody else changes their files */
 static HTAB *copies = NULL;
+
+static void sync_all_copies(void);
+
+/* core's exclusive access to a relfilenode's files (hi_copy_exclusive) */
+static hi_wal_exclusive_fn exclusive_hook = NULL;
+
+void
+hi_wal_set_exclusive_hook(hi_wal_exclusive_fn fn)
+{
+	exclusive_hook = fn;
+}
 
 static CopyState *
 copy_state(const xl_hi_ident *id)
@@ -78,14 +121,20 @@ copy_state(const xl_hi_ident *id)
 	{
 		c->known = false;
 		c->stale = false;
+		c->gap = false;
+		c->gap_upto = 0;
 		c->unsynced = false;
 		c->confirmed = 0;
 		c->fd = -1;
+		c->pfd = -1;
+		c->pend_known = false;
+		c->pend_unsynced = false;
+		c->pend_end = 0;
 	}
 	if (!c->known)
 	{
 		c->end = hi_log_copy_end(id->dboid, id->spcoid, id->relnumber,
-								 &c->base, &c->exists);
+								 &c->base, &c->exists, &c->healable);
 		c->known = true;
 	}
 	return c;
@@ -103,6 +152,11 @@ copy_close(CopyState *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
+	if (c->pfd >= 0)
+		close(c->pfd);
+	c->pfd = -1;
+	c->pend_known = false;
+	c->pend_unsynced = false;
 }
 
 /* The copy's log, opened for writing; -1 (and a WARNING) if impossible */
@@ -129,13 +183,14 @@ mark_stale(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 {
 	char	   *why;
 
-	if (c->stale)
+	if (c->stale && !c->gap)
 		return;
 	why = psprintf("WAL at %X/%X %s; this copy of its redo log ends at position "
 				   UINT64_FORMAT ".\n", LSN_FORMAT_ARGS(record->ReadRecPtr), what, c->end);
 	hi_files_mark_stale(id->dboid, id->spcoid, id->relnumber, why);
 	pfree(why);
 	c->stale = true;
+	c->gap = false;
 	ereport(LOG,
 			(errmsg("hybrid_index: index %u (relfilenode %u) lacks changes replayed from WAL and will need REINDEX",
 					id->indexoid, id->relnumber)));
@@ -176,11 +231,43 @@ copy_lacks(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 
 	if (pos <= c->end)
 		return false;
+	if (c->gap)
+	{
+		c->gap_upto = Max(c->gap_upto, pos);
+		return true;
+	}
 	why = psprintf("%s of index %u at redo log position " UINT64_FORMAT,
 				   what, id->indexoid, pos);
 	mark_stale(record, id, c, why);
 	pfree(why);
+	if (c->healable)
+	{
+		/*
+		 * A base backup copied the map file before a checkpoint of the
+		 * index and its log after it: the checkpoint's MAP record follows
+		 * in WAL (it was written after the copy began) and makes what the
+		 * copy lacks unnecessary.  Until then the index refuses.
+		 */
+		c->gap = true;
+		c->gap_upto = pos;
+	}
 	return true;
+}
+
+/* A MAP record reached gap_upto: the copy lacks nothing any more */
+static void
+close_gap(CopyState *c)
+{
+	char	   *stale = copy_path(c, c->key.spcoid, "stale");
+
+	if (unlink(stale) == 0)
+		hi_fsync_dir_of(stale);
+	pfree(stale);
+	c->stale = false;
+	c->gap = false;
+	ereport(LOG,
+			(errmsg("hybrid_index: relfilenode %u has every change again: WAL replayed a checkpoint of it",
+					c->key.relnumber)));
 }
 
 static void
@@ -211,7 +298,11 @@ redo_log(XLogReaderState *record, const xl_hi_log *xl)
 	int			fd;
 
 	/* no files: the index refuses by itself (its map file is missing) */
-	if (!c->exists || c->stale)
+	if (!c->exists)
+		return;
+	if (c->gap)
+		c->gap_upto = Max(c->gap_upto, pos + sizeof(HiLogRecord));
+	if (c->stale)
 		return;
 	if (pos < c->end)
 	{
@@ -220,7 +311,11 @@ redo_log(XLogReaderState *record, const xl_hi_log *xl)
 		return;
 	}
 	if (copy_lacks(record, &xl->id, c, pos, "holds a record"))
+	{
+		if (c->gap)
+			c->gap_upto = Max(c->gap_upto, pos + sizeof(HiLogRecord));
 		return;
+	}
 	fd = copy_log_fd(c);
 	if (fd < 0 ||
 		pg_pwrite(fd, &xl->rec, sizeof(HiLogRecord), (off_t) (pos - c->base)) != sizeof(HiLogRecord))
@@ -299,11 +394,325 @@ redo_synced(XLogReaderState *record, const xl_hi_synced *xl)
 {
 	CopyState  *c = copy_state(&xl->id);
 
+	/* a restartpoint may follow: it must find what redo wrote durable */
+	sync_all_copies();
 	if (!c->exists || c->stale || xl->position < c->base)
 		return;
 	if (copy_lacks(record, &xl->id, c, xl->position, "says the log was durable"))
 		return;
 	confirm(c, xl->position);
+}
+
+/* ---- PAGES and MAP: index checkpoints ---- */
+
+static pg_crc32c
+entry_crc(const PendingEntry *e, const char *page)
+{
+	pg_crc32c	crc;
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, e, offsetof(PendingEntry, crc));
+	COMP_CRC32C(crc, page, e->page_size);
+	FIN_CRC32C(crc);
+	return crc;
+}
+
+/*
+ * Read the next valid entry of a pending file at *off into e and page
+ * (HI_PAGE_SIZE_MAX bytes); false at its end or at a torn entry.
+ */
+static bool
+pending_next(int fd, off_t *off, PendingEntry *e, char *page)
+{
+	if (pg_pread(fd, e, sizeof(*e), *off) != sizeof(*e) ||
+		e->magic != HI_PENDING_MAGIC || e->page_size == 0 ||
+		e->page_size > HI_PAGE_SIZE_MAX ||
+		pg_pread(fd, page, e->page_size, *off + sizeof(*e)) != (ssize_t) e->page_size ||
+		e->crc != entry_crc(e, page))
+		return false;
+	*off += sizeof(*e) + e->page_size;
+	return true;
+}
+
+/* The copy's pending file, open for appending at pend_end; -1 on failure */
+static int
+pending_fd(CopyState *c)
+{
+	if (c->pfd < 0)
+	{
+		char	   *path = copy_path(c, c->key.spcoid, "pending");
+
+		c->pfd = open(path, O_RDWR | O_CREAT | PG_BINARY, pg_file_create_mode);
+		if (c->pfd < 0)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("hybrid_index: could not open \"%s\" for WAL replay: %m", path)));
+		pfree(path);
+		c->pend_known = false;
+	}
+	if (c->pfd >= 0 && !c->pend_known)
+	{
+		/* entries a crash tore are overwritten from here on */
+		PendingEntry e;
+		char	   *page = palloc(HI_PAGE_SIZE_MAX);
+		off_t		off = 0;
+
+		while (pending_next(c->pfd, &off, &e, page))
+			;
+		pfree(page);
+		c->pend_end = off;
+		c->pend_known = true;
+	}
+	return c->pfd;
+}
+
+static void
+sync_pending(CopyState *c)
+{
+	if (c->pend_unsynced && c->pfd >= 0)
+	{
+		if (pg_fdatasync(c->pfd) != 0)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("hybrid_index: could not fsync the pending pages of relfilenode %u: %m",
+							c->key.relnumber)));
+		c->pend_unsynced = false;
+	}
+}
+
+/* Park the pages a PAGES record carries */
+static void
+redo_pages(XLogReaderState *record, const xl_hi_pages *xl, const char *data)
+{
+	CopyState  *c = copy_state(&xl->id);
+	const uint32 *ptes = (const uint32 *) data;
+	const char *pages = data + sizeof(uint32) * xl->npages;
+	char	   *buf;
+	uint32		i;
+	int			fd;
+
+	if (!c->exists || (c->stale && !c->gap))
+		return;
+	fd = pending_fd(c);
+	if (fd < 0)
+	{
+		mark_stale(record, &xl->id, c, "has pages this server could not park");
+		return;
+	}
+	buf = palloc(sizeof(PendingEntry) + xl->page_size);
+	for (i = 0; i < xl->npages; i++)
+	{
+		PendingEntry *e = (PendingEntry *) buf;
+		Size		len = sizeof(PendingEntry) + xl->page_size;
+
+		memset(e, 0, sizeof(*e));
+		e->magic = HI_PENDING_MAGIC;
+		e->pte = ptes[i];
+		e->page_size = xl->page_size;
+		e->optspc = xl->optspc;
+		memcpy(buf + sizeof(PendingEntry), pages + (Size) i * xl->page_size, xl->page_size);
+		e->crc = entry_crc(e, buf + sizeof(PendingEntry));
+		if (pg_pwrite(fd, buf, len, c->pend_end) != (ssize_t) len)
+		{
+			mark_stale(record, &xl->id, c, "has pages this server could not park");
+			break;
+		}
+		c->pend_end += len;
+	}
+	c->pend_unsynced = true;
+	pfree(buf);
+}
+
+/* what redo of a MAP record works on, inside hi_copy_exclusive */
+typedef struct MapRedo
+{
+	XLogReaderState *record;
+	const xl_hi_map *xl;
+	const char *image;
+	CopyState  *c;
+} MapRedo;
+
+/*
+ * Write the parked pages into the tier files, in order (each slot ends
+ * with its last write), and make them durable; false on failure.
+ */
+static bool
+apply_pending(CopyState *c)
+{
+	int			tfd[HI_NUM_TIERS] = {-1, -1};
+	PendingEntry e;
+	char	   *page;
+	off_t		off = 0;
+	bool		ok = true;
+	int			t;
+
+	if (pending_fd(c) < 0)
+		return false;
+	page = palloc(HI_PAGE_SIZE_MAX);
+	while (ok && off < c->pend_end && pending_next(c->pfd, &off, &e, page))
+	{
+		int			tier = HI_PTE_TIER(e.pte);
+
+		if (tfd[tier] < 0)
+		{
+			char	   *path = copy_path(c, tier == HI_TIER_FLASH ? c->key.spcoid : e.optspc,
+										 hi_tier_suffix(tier));
+
+			tfd[tier] = open(path, O_RDWR | O_CREAT | PG_BINARY, pg_file_create_mode);
+			if (tfd[tier] < 0)
+				ereport(WARNING,
+						(errcode_for_file_access(),
+						 errmsg("hybrid_index: could not open \"%s\" for WAL replay: %m", path)));
+			pfree(path);
+			if (tfd[tier] < 0)
+			{
+				ok = false;
+				break;
+			}
+		}
+		ok = pg_pwrite(tfd[tier], page, e.page_size,
+					   (off_t) HI_PTE_SLOT(e.pte) * e.page_size) == (ssize_t) e.page_size;
+	}
+	for (t = 0; t < HI_NUM_TIERS; t++)
+		if (tfd[t] >= 0)
+		{
+			ok = ok && pg_fsync(tfd[t]) == 0;
+			close(tfd[t]);
+		}
+	pfree(page);
+	return ok;
+}
+
+/* Cut a tier file to the slots a map file says it has */
+static bool
+trim_tier(CopyState *c, Oid dirspc, int tier, uint32 nslots, uint32 page_size)
+{
+	char	   *path = copy_path(c, dirspc, hi_tier_suffix(tier));
+	struct stat st;
+	bool		ok = true;
+
+	if (stat(path, &st) == 0 && st.st_size > (off_t) nslots * page_size)
+		ok = truncate(path, (off_t) nslots * page_size) == 0;
+	pfree(path);
+	return ok;
+}
+
+/*
+ * The copy's log restarts at position, keeping the records it holds from
+ * there on (a COMMIT appended while the primary checkpointed; the primary
+ * kept it too, see hi_log_reset).
+ */
+static bool
+cut_log(CopyState *c, uint64 position)
+{
+	int			fd = copy_log_fd(c);
+	Size		tail = c->end > position ? (Size) (c->end - position) : 0;
+	char	   *buf = tail > 0 ? palloc(tail) : NULL;
+	bool		ok;
+
+	ok = fd >= 0 &&
+		(tail == 0 || pg_pread(fd, buf, tail, (off_t) (position - c->base)) == (ssize_t) tail) &&
+		ftruncate(fd, 0) == 0 &&
+		(tail == 0 || pg_pwrite(fd, buf, tail, 0) == (ssize_t) tail) &&
+		pg_fdatasync(fd) == 0;
+	if (buf)
+		pfree(buf);
+	if (ok)
+	{
+		c->base = position;
+		c->end = position + tail;
+		c->confirmed = Max(c->confirmed, position);
+		c->unsynced = false;
+	}
+	return ok;
+}
+
+static void
+apply_map(void *arg)
+{
+	MapRedo    *m = (MapRedo *) arg;
+	CopyState  *c = m->c;
+	const HiMapHeader *h = (const HiMapHeader *) m->image;
+	bool		ok;
+
+	/* pages first: every one the map references is then in place */
+	ok = apply_pending(c);
+	if (ok && m->xl->position > c->base)
+	{
+		char	   *path = copy_path(c, c->key.spcoid, "map");
+		char	   *tmp = psprintf("%s.tmp", path);
+		int			fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
+		int			t;
+
+		ok = fd >= 0 &&
+			pg_pwrite(fd, m->image, m->xl->len, 0) == (ssize_t) m->xl->len &&
+			pg_fsync(fd) == 0;
+		if (fd >= 0)
+			close(fd);
+		ok = ok && durable_rename(tmp, path, WARNING) == 0;
+		/* the free tails the primary cut off (as of the map it wrote) */
+		for (t = 0; ok && t < HI_NUM_TIERS; t++)
+			if (OidIsValid(h->spcoid[t]))
+				ok = trim_tier(c, h->spcoid[t], t, h->nslots[t], h->meta.page_size);
+		ok = ok && cut_log(c, m->xl->position);
+		pfree(tmp);
+		pfree(path);
+		/* the copy's log now fits its map: a later gap would be real */
+		c->healable = false;
+		if (ok && c->gap && m->xl->position >= c->gap_upto)
+			close_gap(c);
+	}
+	/* parked pages are in the tier files now */
+	if (ok)
+		ok = ftruncate(c->pfd, 0) == 0 && pg_fdatasync(c->pfd) == 0;
+	if (ok)
+	{
+		c->pend_end = 0;
+		c->pend_unsynced = false;
+	}
+	else
+		mark_stale(m->record, &m->xl->id, c, "checkpoints the index, which this server could not do");
+}
+
+static void
+redo_map(XLogReaderState *record, const xl_hi_map *xl, const char *image)
+{
+	CopyState  *c = copy_state(&xl->id);
+	const HiMapHeader *h = (const HiMapHeader *) image;
+	MapRedo		m;
+
+	if (!c->exists || (c->stale && !c->gap))
+		return;
+	if (xl->len < sizeof(HiMapHeader) || h->magic != HI_MAP_MAGIC)
+	{
+		mark_stale(record, &xl->id, c, "has a map file this server cannot read");
+		return;
+	}
+	m.record = record;
+	m.xl = xl;
+	m.image = image;
+	m.c = c;
+	if (exclusive_hook)
+		exclusive_hook(xl->id.dboid, xl->id.relnumber, apply_map, &m);
+	else
+		apply_map(&m);
+}
+
+/* A checkpoint begins on the primary: what redo wrote becomes durable */
+static void
+sync_all_copies(void)
+{
+	HASH_SEQ_STATUS st;
+	CopyState  *c;
+
+	if (copies == NULL)
+		return;
+	hash_seq_init(&st, copies);
+	while ((c = hash_seq_search(&st)) != NULL)
+	{
+		sync_copy(c);
+		sync_pending(c);
+	}
 }
 
 /* The database directory of a tablespace, made if missing; false on failure */
@@ -363,12 +772,15 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 		 */
 		char	   *map = copy_path(c, xl->id.spcoid, "map");
 		char	   *stale = copy_path(c, xl->id.spcoid, "stale");
+		char	   *pending = copy_path(c, xl->id.spcoid, "pending");
 
+		copy_close(c);
 		(void) unlink(map);
 		(void) unlink(stale);
+		(void) unlink(pending);
 		pfree(map);
 		pfree(stale);
-		copy_close(c);
+		pfree(pending);
 		c->exists = false;
 		c->stale = false;
 		request_reload(c);
@@ -439,6 +851,15 @@ hi_wal_redo(XLogReaderState *record)
 		redo_drop((const xl_hi_drop *) data);
 	else if (info == XLOG_HI_SYNCED && len == sizeof(xl_hi_synced))
 		redo_synced(record, (const xl_hi_synced *) data);
+	else if (info == XLOG_HI_PAGES && len >= sizeof(xl_hi_pages) &&
+			 ((const xl_hi_pages *) data)->page_size > 0 &&
+			 ((const xl_hi_pages *) data)->page_size <= HI_PAGE_SIZE_MAX &&
+			 len == sizeof(xl_hi_pages) + (Size) ((const xl_hi_pages *) data)->npages *
+			 (sizeof(uint32) + ((const xl_hi_pages *) data)->page_size))
+		redo_pages(record, (const xl_hi_pages *) data, data + sizeof(xl_hi_pages));
+	else if (info == XLOG_HI_MAP && len >= sizeof(xl_hi_map) &&
+			 len == sizeof(xl_hi_map) + ((const xl_hi_map *) data)->len)
+		redo_map(record, (const xl_hi_map *) data, data + sizeof(xl_hi_map));
 	else
 		ereport(WARNING,
 				(errmsg("hybrid_index: skipping WAL record of unknown type %u (length %u) at %X/%X",
@@ -482,6 +903,13 @@ hi_wal_cleanup(void)
 		if (c->fd >= 0 && c->unsynced)
 			(void) pg_fdatasync(c->fd);
 		copy_close(c);
+		/* pages parked after the last checkpoint: slots no map references */
+		{
+			char	   *pending = copy_path(c, c->key.spcoid, "pending");
+
+			(void) unlink(pending);
+			pfree(pending);
+		}
 	}
 	hash_destroy(copies);
 	copies = NULL;

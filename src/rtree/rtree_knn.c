@@ -123,7 +123,7 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 
 	if (!st->query_empty && !st->tail_started)
 	{
-		LWLockAcquire(&sh->tree_lock, LW_SHARED);
+		hi_lock_for_read(st->idx);
 		if (!st->started || pg_atomic_read_u64(&sh->split_count) != st->split_seen)
 			restart(st);
 		while (!pairingheap_is_empty(st->heap))

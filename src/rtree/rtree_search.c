@@ -100,7 +100,7 @@ rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, RtTidOrder order,
 	int			chunk = rt_batch_limit(idx);
 	HiFrame    *frames = palloc(sizeof(HiFrame) * chunk);
 
-	LWLockAcquire(&sh->tree_lock, LW_SHARED);
+	hi_lock_for_read(idx);
 	cur = palloc(sizeof(uint32) * maxcur);
 	cur[0] = sh->meta.root;
 	for (level = sh->meta.height - 1; level >= 0 && ncur > 0; level--)
@@ -178,7 +178,7 @@ rt_collect_nulls(HiIndex *idx, bool only_empty, ItemPointer *tids, Size *n)
 	TidList		out = {NULL, 0, 0};
 	uint32		pageno;
 
-	LWLockAcquire(&sh->tree_lock, LW_SHARED);
+	hi_lock_for_read(idx);
 	pageno = sh->meta.null_head;
 	while (pageno != HI_INVALID_PAGE)
 	{

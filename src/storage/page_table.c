@@ -459,19 +459,18 @@ map_crc(const char *buf, Size len)
 }
 
 /*
- * Write the map file from the shared state.  The caller holds tree_lock
- * exclusively and has flushed every dirty page, so the page table matches
- * the pages on disk.
+ * The map file's contents from the shared state (palloc'd, *lenp bytes).
+ * The caller holds tree_lock exclusively and has flushed every dirty page,
+ * so the page table matches the pages on disk.
  */
-void
-hi_map_write(HiIndexShared *sh)
+char *
+hi_map_image(HiIndexShared *sh, Size *lenp)
 {
 	uint32		npte = sh->meta.npages;
 	uint32		bloblen = DsaPointerIsValid(sh->am_blob) ? sh->am_blob_len : 0;
 	Size		len = sizeof(HiMapHeader) + (Size) npte * sizeof(uint32) + bloblen;
 	char	   *buf = palloc_extended(len, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	HiMapHeader *h = (HiMapHeader *) buf;
-	char	   *path;
 	int			t;
 
 	h->magic = HI_MAP_MAGIC;
@@ -496,11 +495,28 @@ hi_map_write(HiIndexShared *sh)
 			   (Size) Min(npte, sh->pt_cap) * sizeof(uint32));
 	LWLockRelease(&sh->map_lock);
 	h->crc = map_crc(buf, len);
+	*lenp = len;
+	return buf;
+}
 
-	path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
-						sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map");
-	hi_durable_write_file(path, buf, len);
+/* Replace the map file by an image (atomically and durably) */
+void
+hi_map_write_image(HiIndexShared *sh, const char *image, Size len)
+{
+	char	   *path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+									sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map");
+
+	hi_durable_write_file(path, image, len);
 	pfree(path);
+}
+
+void
+hi_map_write(HiIndexShared *sh)
+{
+	Size		len;
+	char	   *buf = hi_map_image(sh, &len);
+
+	hi_map_write_image(sh, buf, len);
 	pfree(buf);
 }
 

@@ -37,6 +37,8 @@ typedef struct HiMapHeader
 
 extern Oid	hi_map_read_owner(const char *path);
 extern uint64 hi_map_ckpt_position(const char *path, bool *exists);
+extern char *hi_map_image(HiIndexShared *sh, Size *len);
+extern void hi_map_write_image(HiIndexShared *sh, const char *image, Size len);
 extern void hi_map_write(HiIndexShared *sh);
 extern bool hi_map_read(HiIndexShared *sh, const char *indexname);
 
@@ -140,6 +142,17 @@ typedef struct HiStorePolicy
 } HiStorePolicy;
 
 extern void hi_store_register(HiAmKind kind, const HiStorePolicy *policy);
+
+/*
+ * The layer above logs page writes (to WAL) before they reach a tier file:
+ * ptes[i] says where pages[i] goes.  Called by every writer of tier files
+ * (hi_store_write, tier moves) with the slots already chosen.
+ */
+typedef void (*hi_store_write_fn) (HiIndexShared *sh, const uint32 *ptes,
+								   char *const *pages, int n);
+extern void hi_store_set_write_hook(hi_store_write_fn fn);
+extern void hi_store_note_write(HiIndexShared *sh, const uint32 *ptes,
+								char *const *pages, int n);
 extern const HiStorePolicy *hi_store_policy(const HiIndexShared *sh);
 extern void hi_store_write(HiIndexShared *sh, char **pages, int n);
 extern void hi_store_read_pages(HiIndexShared *sh, const char *relname,
