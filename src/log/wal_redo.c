@@ -238,8 +238,6 @@ copy_lacks(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 	}
 	why = psprintf("%s of index %u at redo log position " UINT64_FORMAT,
 				   what, id->indexoid, pos);
-	mark_stale(record, id, c, why);
-	pfree(why);
 	if (c->healable)
 	{
 		/*
@@ -248,9 +246,21 @@ copy_lacks(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 		 * in WAL (it was written after the copy began) and makes what the
 		 * copy lacks unnecessary.  Until then the index refuses.
 		 */
+		char	   *text = psprintf("WAL at %X/%X %s; this copy's map file is older than its redo log, and a checkpoint of the index later in WAL is awaited.\n",
+									LSN_FORMAT_ARGS(record->ReadRecPtr), why);
+
+		hi_files_mark_stale(id->dboid, id->spcoid, id->relnumber, text);
+		pfree(text);
+		c->stale = true;
 		c->gap = true;
 		c->gap_upto = pos;
+		ereport(LOG,
+				(errmsg("hybrid_index: index %u (relfilenode %u) lacks changes its map file is older than; a checkpoint of it later in WAL is awaited",
+						id->indexoid, id->relnumber)));
 	}
+	else
+		mark_stale(record, id, c, why);
+	pfree(why);
 	return true;
 }
 
