@@ -530,6 +530,47 @@ flush_all_wal(void)
 }
 
 /*
+ * A checkpoint's pages go to WAL before its map file (hi_wal.c, PAGES):
+ * those written since the previous checkpoint, read back from the tier
+ * files now that they are durable.  Copies (standbys, restored backups)
+ * then get every page the map file references.
+ */
+static void
+log_fresh_pages(HiIndex *idx)
+{
+	HiIndexShared *sh = idx->sh;
+	Size		n;
+	uint32	   *pagenos;
+	int			chunk = 64;
+	char	   *mem;
+	char	  **bufs;
+	uint32	   *ptes;
+	Size		off;
+	int			i;
+
+	if (!sh->wal_pages || !sh->wal_logged)
+		return;
+	pagenos = hi_pt_fresh_pages(sh, &n);
+	mem = palloc((Size) chunk * sh->meta.page_size + HI_IO_ALIGN);
+	bufs = palloc(sizeof(char *) * chunk);
+	ptes = palloc(sizeof(uint32) * chunk);
+	for (i = 0; i < chunk; i++)
+		bufs[i] = (char *) TYPEALIGN(HI_IO_ALIGN, mem) + (Size) i * sh->meta.page_size;
+	for (off = 0; off < n; off += chunk)
+	{
+		int			k = (int) Min((Size) chunk, n - off);
+
+		hi_store_read_pages(sh, hi_index_name(idx), pagenos + off, k, bufs, ptes);
+		hi_wal_log_pages(sh, ptes, bufs, k);
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(ptes);
+	pfree(bufs);
+	pfree(mem);
+	pfree(pagenos);
+}
+
+/*
  * Checkpoint: make the index's current state its on-disk base and empty
  * its log.  Caller holds tree_lock exclusively.
  */
@@ -562,6 +603,7 @@ hi_index_checkpoint(HiIndex *idx)
 						 errmsg("could not fsync tier %s of index \"%s\": %m",
 								hi_tier_suffix(t), hi_index_name(idx))));
 
+		log_fresh_pages(idx);
 		LWLockAcquire(&sh->log_lock, LW_SHARED);
 		sh->meta.ckpt_lsn = sh->log_insert;
 		LWLockRelease(&sh->log_lock);

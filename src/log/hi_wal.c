@@ -33,10 +33,11 @@
  *			which the primary's log lost), so that positions mean the same
  *			records on both.
  *	DROP	the files of a relfilenode were removed at commit.
- *	PAGES	pages written to tier files (copy-on-write, into slots no map
- *			file references yet), logged before they are written, like
- *			PostgreSQL's full-page images.  Redo parks them in the copy's
- *			"pending" file until the MAP that makes them current.
+ *	PAGES	at an index checkpoint, the pages written since the previous
+ *			one (copy-on-write, into slots no map file references yet),
+ *			read back once they are durable, like PostgreSQL's full-page
+ *			images; pages written and superseded in between cost no WAL.
+ *			Redo parks them in the copy's "pending" file until the MAP.
  *	MAP		an index checkpoint: its new map file, logged and flushed
  *			before the map file is replaced.  Redo writes the parked pages
  *			into the copy's tier files, replaces the map file and empties
@@ -143,13 +144,13 @@ hi_wal_log_synced(HiIndexShared *sh, uint64 position)
 }
 
 /*
- * Pages about to be written to the slots of ptes (the page store's write
- * hook).  Only for a loaded primary index: a build's files go as one image
- * at its end, and a hot standby's own writes (following the log) are its
- * business alone.
+ * Pages a checkpoint makes part of the index (written since the previous
+ * one, into slots no map file references yet; ptes[i] says where pages[i]
+ * is).  Only for a loaded primary index: a build's files go as one image at
+ * its end.
  */
-static void
-log_pages(HiIndexShared *sh, const uint32 *ptes, char *const *pages, int n)
+void
+hi_wal_log_pages(HiIndexShared *sh, const uint32 *ptes, char *const *pages, int n)
 {
 	int			start;
 
@@ -399,5 +400,4 @@ hi_wal_init(void)
 {
 	RegisterCustomRmgr(HI_RMGR_ID, &hi_rmgr);
 	hi_files_set_drop_hook(hi_wal_log_drop);
-	hi_store_set_write_hook(log_pages);
 }

@@ -53,6 +53,8 @@ extern void hi_wal_log_record(HiIndexShared *sh, const HiLogRecord *rec);
 extern void hi_wal_log_restart(HiIndexShared *sh, uint64 position, bool flush);
 extern void hi_wal_log_synced(HiIndexShared *sh, uint64 position);
 extern void hi_wal_log_image(HiIndexShared *sh);
+extern void hi_wal_log_pages(HiIndexShared *sh, const uint32 *ptes,
+							 char *const *pages, int n);
 extern void hi_wal_log_map(HiIndexShared *sh, const char *image, Size len,
 						   uint64 position);
 

@@ -21,21 +21,6 @@
 #define HI_MAX_KINDS 8
 
 static const HiStorePolicy *policies[HI_MAX_KINDS];
-static hi_store_write_fn write_hook = NULL;
-
-void
-hi_store_set_write_hook(hi_store_write_fn fn)
-{
-	write_hook = fn;
-}
-
-/* Pages about to be written to the slots of ptes: tell the layer above */
-void
-hi_store_note_write(HiIndexShared *sh, const uint32 *ptes, char *const *pages, int n)
-{
-	if (write_hook != NULL && n > 0)
-		write_hook(sh, ptes, pages, n);
-}
 
 /* Called from _PG_init by each access method kind that needs a policy */
 void
@@ -162,7 +147,6 @@ hi_store_write(HiIndexShared *sh, char **pages, int n)
 		}
 		PG_TRY();
 		{
-			hi_store_note_write(sh, ptes, pages, n);
 			hi_io_batch(sh, reqs, n, true);
 			pgBufferUsage.shared_blks_written += n;
 		}

@@ -299,6 +299,41 @@ hi_pt_collect(HiIndexShared *sh, int tier, bool leaves, Size *n)
 }
 
 /*
+ * The pages whose current version was written since the last checkpoint
+ * (FRESH slots): what a checkpoint adds to the map file, and logs to WAL.
+ */
+uint32 *
+hi_pt_fresh_pages(HiIndexShared *sh, Size *n)
+{
+	uint32	   *out;
+	uint32	   *pt;
+	uint32		p;
+	Size		cnt = 0;
+	Size		cap = 64;
+
+	LWLockAcquire(&sh->map_lock, LW_SHARED);
+	out = palloc_extended(sizeof(uint32) * cap, MCXT_ALLOC_HUGE);
+	pt = DsaPointerIsValid(sh->pt) ? pt_array(sh) : NULL;
+	for (p = 0; pt && p < sh->pt_cap; p++)
+	{
+		uint32		e = pt[p];
+
+		if (!HI_PTE_MAPPED(e) ||
+			slot_array(sh, HI_PTE_TIER(e))[HI_PTE_SLOT(e)] != HI_SLOT_FRESH)
+			continue;
+		if (cnt == cap)
+		{
+			cap *= 2;
+			out = repalloc_huge(out, sizeof(uint32) * cap);
+		}
+		out[cnt++] = p;
+	}
+	LWLockRelease(&sh->map_lock);
+	*n = cnt;
+	return out;
+}
+
+/*
  * Before a checkpoint writes the map file: the slots it will reference
  * are no longer FRESH.  Done before the write, so that if anything after
  * it fails, a slot of the new map file is never reused early (at worst it

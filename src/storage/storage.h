@@ -106,6 +106,7 @@ extern void hi_pt_unalloc_slot(HiIndexShared *sh, int tier, uint32 slot);
 extern bool hi_pt_remap_if(HiIndexShared *sh, uint32 pageno, uint32 expect,
 						   uint32 new_pte);
 extern uint32 *hi_pt_collect(HiIndexShared *sh, int tier, bool leaves, Size *n);
+extern uint32 *hi_pt_fresh_pages(HiIndexShared *sh, Size *n);
 extern void hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte);
 extern void hi_pt_settle(HiIndexShared *sh);
 extern void hi_pt_release_pending(HiIndexShared *sh);
@@ -142,17 +143,6 @@ typedef struct HiStorePolicy
 } HiStorePolicy;
 
 extern void hi_store_register(HiAmKind kind, const HiStorePolicy *policy);
-
-/*
- * The layer above logs page writes (to WAL) before they reach a tier file:
- * ptes[i] says where pages[i] goes.  Called by every writer of tier files
- * (hi_store_write, tier moves) with the slots already chosen.
- */
-typedef void (*hi_store_write_fn) (HiIndexShared *sh, const uint32 *ptes,
-								   char *const *pages, int n);
-extern void hi_store_set_write_hook(hi_store_write_fn fn);
-extern void hi_store_note_write(HiIndexShared *sh, const uint32 *ptes,
-								char *const *pages, int n);
 extern const HiStorePolicy *hi_store_policy(const HiIndexShared *sh);
 extern void hi_store_write(HiIndexShared *sh, char **pages, int n);
 extern void hi_store_read_pages(HiIndexShared *sh, const char *relname,

@@ -82,7 +82,6 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 				}
 				PG_TRY();
 				{
-					hi_store_note_write(sh, new, pages, cnt);
 					hi_io_batch(sh, reqs, cnt, true);
 				}
 				PG_CATCH();
