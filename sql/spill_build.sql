@@ -18,6 +18,8 @@ SELECT to_regproc('hit.diff') IS NULL AS need_hit \gset
 \endif
 \set ECHO all
 SET client_min_messages = warning;
+-- serial builds: parallel workers write their entries to temporary files
+SET max_parallel_maintenance_workers = 0;
 SELECT setseed(0.577);
 
 CREATE TABLE sb0 (id bigint, kind text, geom geometry);

@@ -27,27 +27,43 @@ typedef struct AmBuildState
 	MemoryContext tmpcxt;
 } AmBuildState;
 
+/* One heap tuple's entry (also for parallel workers, am_build_parallel.c) */
+void
+am_build_fill(const AmBuildLayout *l, char *item, ItemPointer tid, Datum *values,
+			  bool *isnull, MemoryContext tmpcxt)
+{
+	MemoryContext old;
+
+	memset(item, 0, l->size);
+	*(ItemPointer) (item + l->tid_offset) = *tid;
+	/* detoasting a big polygon allocates: keep it out of the build's memory */
+	old = MemoryContextSwitchTo(tmpcxt);
+	*(uint8 *) (item + l->kind_offset) = isnull[0] ? HI_KEY_NULL :
+		hi_geom_box(values[0], (HiBox *) (item + l->box_offset));
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(tmpcxt);
+}
+
+/* An entry to the collector (the leader's own, or a worker's) */
+static void
+put_item(void *state, const void *item)
+{
+	AmBuildState *bs = (AmBuildState *) state;
+
+	bs->ops->put(bs->spool, item);
+	bs->n++;
+	if ((bs->n & 1023) == 0)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->n);
+}
+
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
 {
 	AmBuildState *bs = (AmBuildState *) state;
-	const AmBuildLayout *l = &bs->ops->layout;
-	MemoryContext old;
-	char	   *item = bs->item;
 
-	memset(item, 0, l->size);
-	*(ItemPointer) (item + l->tid_offset) = *tid;
-	/* detoasting a big polygon allocates: keep it out of the build's memory */
-	old = MemoryContextSwitchTo(bs->tmpcxt);
-	*(uint8 *) (item + l->kind_offset) = isnull[0] ? HI_KEY_NULL :
-		hi_geom_box(values[0], (HiBox *) (item + l->box_offset));
-	MemoryContextSwitchTo(old);
-	MemoryContextReset(bs->tmpcxt);
-	bs->ops->put(bs->spool, item);
-	bs->n++;
-	if ((bs->n & 1023) == 0)
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->n);
+	am_build_fill(&bs->ops->layout, bs->item, tid, values, isnull, bs->tmpcxt);
+	put_item(bs, bs->item);
 }
 
 /*
@@ -62,6 +78,7 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	AmBuildState bs;
 	HiIndex    *idx;
 	double		reltuples;
+	int			nworkers;
 
 	if (info->ii_NumIndexAttrs != 1)
 		ereport(ERROR,
@@ -78,8 +95,13 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index build tuple",
 									  ALLOCSET_DEFAULT_SIZES);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, AM_PHASE_SCAN);
-	reltuples = table_index_build_scan(heap, index, info, true, true,
-									   build_callback, &bs, NULL);
+	nworkers = am_build_workers(heap, index, info);
+	reltuples = nworkers > 0 ?
+		am_build_scan_parallel(heap, index, info, &ops->layout, nworkers,
+							   build_callback, &bs, put_item) : -1;
+	if (reltuples < 0)
+		reltuples = table_index_build_scan(heap, index, info, true, true,
+										   build_callback, &bs, NULL);
 	MemoryContextDelete(bs.tmpcxt);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, bs.n);
 	if (ops->report_load)

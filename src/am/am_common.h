@@ -10,6 +10,7 @@
 
 #include "access/amapi.h"
 #include "access/genam.h"
+#include "access/tableam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 
@@ -84,6 +85,15 @@ typedef struct AmBuildOps
 
 extern IndexBuildResult *am_build(Relation heap, Relation index, IndexInfo *info,
 								  const AmBuildOps *ops, void *arg);
+extern void am_build_fill(const AmBuildLayout *l, char *item, ItemPointer tid,
+						  Datum *values, bool *isnull, MemoryContext tmpcxt);
+
+/* ---- am_build_parallel.c ---- */
+extern int	am_build_workers(Relation heap, Relation index, IndexInfo *info);
+extern double am_build_scan_parallel(Relation heap, Relation index, IndexInfo *info,
+									 const AmBuildLayout *layout, int nworkers,
+									 IndexBuildCallback cb, void *cbstate,
+									 void (*put) (void *state, const void *item));
 extern void am_buildempty(Relation index);
 
 /* ---- am_vacuum.c ---- */

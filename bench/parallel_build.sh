@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# parallel_build.sh — CREATE INDEX serially and with one parallel worker
+# plus the leader, every access method next to GiST (which PostgreSQL 15
+# builds serially), on a fresh cluster of its own (issue 21, item 4).
+#
+# A table of ROWS uniform random points; each build is timed REPS times
+# (median), alternating serial and parallel; the target is parallel ÷
+# serial ≤ 1 / 1.5 with one worker on this 2-core machine.
+#
+# usage: bench/parallel_build.sh [rows=5000000] [reps=3]
+# Writes bench/results/parallel-build.md.  Run it alone on a quiet machine.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROWS=${1:-5000000}
+REPS=${2:-3}
+PORT=${HI_BENCH_PORT:-56360}
+DATA=/tmp/hi_parallel_build.$PORT
+OUT=bench/results/parallel-build.md
+VARIANTS=${HI_VARIANTS:-"gist hyrtree efind lbgrid hgrid"}
+
+bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true
+rm -rf "$DATA"
+HI_EXTRA_CONF="shared_buffers = 1GB
+max_wal_size = 16GB
+maintenance_work_mem = 1GB
+max_parallel_maintenance_workers = 1" bash tools/pgcluster.sh start "$DATA" "$PORT" >/dev/null
+trap 'bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true' EXIT
+
+export PGHOST=/tmp/hybrid_index_sock.$PORT PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
+q() { psql -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
+q "CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS hybrid_index"
+q "CREATE TABLE p (id bigint, geom geometry);
+   SELECT setseed(0.17);
+   INSERT INTO p SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, $ROWS) i;
+   VACUUM ANALYZE p; CHECKPOINT"
+TABLE_MB=$(q "SELECT pg_relation_size('p') / 1048576")
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+# seconds of one CREATE INDEX with the given number of workers (the
+# table's parallel_workers: 0 is serial)
+build() {
+	local v=$1 w=$2
+	q "DROP INDEX IF EXISTS p_idx; ALTER TABLE p SET (parallel_workers = $w); CHECKPOINT"
+	psql -XAtq -v ON_ERROR_STOP=1 -c '\timing on' -c "CREATE INDEX p_idx ON p USING $v (geom)" |
+		sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | awk '{printf "%.2f\n", $1 / 1000}'
+}
+
+declare -A SER PAR
+for v in $VARIANTS; do
+	s_list=()
+	p_list=()
+	for r in $(seq 1 "$REPS"); do
+		s=$(build "$v" 0)
+		s_list+=("$s")
+		if [ "$v" != gist ]; then
+			p=$(build "$v" 1)
+			p_list+=("$p")
+		else
+			p=-
+		fi
+		echo "parallel_build: $v rep $r: serial $s s, parallel $p s" >&2
+	done
+	SER[$v]=$(printf '%s\n' "${s_list[@]}" | median)
+	[ "$v" != gist ] && PAR[$v]=$(printf '%s\n' "${p_list[@]}" | median)
+done
+
+r2() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}'; }
+{
+	echo "# parallel-build: CREATE INDEX with a parallel worker"
+	echo
+	echo "Command: \`bench/parallel_build.sh $ROWS $REPS\` — $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)."
+	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GB; PostgreSQL 15, \`maintenance_work_mem = 1GB\`,"
+	echo "\`shared_buffers = 1GB\`, hybrid_index defaults, device emulation off. A table of $ROWS uniform random points"
+	echo "($TABLE_MB MB, in the OS cache). Medians of $REPS builds; parallel = one worker plus the leader"
+	echo "(\`max_parallel_maintenance_workers = 1\`, the table's \`parallel_workers\`); GiST builds serially in PostgreSQL 15."
+	echo
+	echo "| index | serial | parallel | serial ÷ parallel | serial ÷ GiST's | parallel ÷ GiST's |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	echo "| gist | ${SER[gist]} s | – | – | 1.00 | – |"
+	for v in $VARIANTS; do
+		[ "$v" = gist ] && continue
+		echo "| $v | ${SER[$v]} s | ${PAR[$v]} s | $(r2 "${SER[$v]}" "${PAR[$v]}") | $(r2 "${SER[$v]}" "${SER[gist]}") | $(r2 "${PAR[$v]}" "${SER[gist]}") |"
+	done
+	echo
+	echo "## Targets (issue 21)"
+	echo
+	echo "Computed from the table by the script: parallel at least 1.5× faster than serial with one worker;"
+	echo "serial ≤ 0.5× GiST's; parallel ≤ 0.35× GiST's."
+	echo
+	for v in $VARIANTS; do
+		[ "$v" = gist ] && continue
+		sp=$(r2 "${SER[$v]}" "${PAR[$v]}")
+		sg=$(r2 "${SER[$v]}" "${SER[gist]}")
+		pg=$(r2 "${PAR[$v]}" "${SER[gist]}")
+		echo "- $v: speedup ${sp}× $(awk -v r="$sp" 'BEGIN {print (r >= 1.5) ? "met" : "**missed**"}');" \
+			"serial ${sg}× GiST $(awk -v r="$sg" 'BEGIN {print (r <= 0.5) ? "met" : "**missed**"}');" \
+			"parallel ${pg}× GiST $(awk -v r="$pg" 'BEGIN {print (r <= 0.35) ? "met" : "**missed**"}')."
+	done
+} >"$OUT"
+cat "$OUT"

@@ -1,0 +1,122 @@
+--
+-- parallel_build: CREATE INDEX with parallel workers (issue 21).  Each
+-- access method builds an index of points, polygons, lines, duplicates,
+-- NULL and EMPTY rows with one worker plus the leader (the server says how
+-- many workers it launched, at DEBUG1) and once serially on a copy of the
+-- table.  Both must pass hybrid_index_check, have the same number of
+-- entries and pages, answer every operator exactly as a sequential scan
+-- (index and bitmap scans) and return kNN in true distance order.
+-- Uses the helpers of hyrtree_00_setup.
+--
+\set ECHO none
+SELECT to_regproc('hit.diff') IS NULL AS need_hit \gset
+\if :need_hit
+\o /dev/null
+\i sql/hyrtree_00_setup.sql
+\o
+\endif
+\set ECHO all
+SET client_min_messages = warning;
+SELECT setseed(0.311);
+
+CREATE TABLE pb0 (id bigint, kind text, geom geometry);
+INSERT INTO pb0
+  SELECT i, 'upoint', ST_MakePoint(random() * 1000, random() * 1000)
+  FROM generate_series(1, 40000) i;
+INSERT INTO pb0 SELECT 300000 + i, 'dup', 'POINT(250 250)' FROM generate_series(1, 200) i;
+INSERT INTO pb0
+  SELECT 400000 + i, 'polygon',
+         ST_Buffer(ST_MakePoint(random() * 1000, random() * 1000),
+                   1 + random() * random() * 40, 'quad_segs=2')
+  FROM generate_series(1, 1000) i;
+INSERT INTO pb0
+  SELECT 500000 + i, 'line',
+         ST_MakeLine(ST_MakePoint(x, y), ST_MakePoint(x + (random() - 0.5) * 60, y + (random() - 0.5) * 60))
+  FROM (SELECT i, random() * 1000 AS x, random() * 1000 AS y FROM generate_series(1, 500) i) s;
+INSERT INTO pb0 SELECT 600000 + i, 'null', NULL FROM generate_series(1, 500) i;
+INSERT INTO pb0 SELECT 700000 + i, 'empty', 'POINT EMPTY' FROM generate_series(1, 20) i;
+
+-- per access method a table built in parallel (p) and a copy built serially (s)
+CREATE TABLE pb_cases (am text, tbl text, par boolean);
+INSERT INTO pb_cases
+  SELECT am, t || '_' || left(am, 2), par
+  FROM (VALUES ('hyrtree'), ('efind'), ('lbgrid'), ('hgrid')) a(am),
+       (VALUES ('pbp', true), ('pbs', false)) m(t, par);
+DO $$
+DECLARE
+  c record;
+BEGIN
+  FOR c IN SELECT * FROM pb_cases LOOP
+    EXECUTE format('CREATE TABLE %I AS SELECT * FROM pb0 ORDER BY md5(id::text)', c.tbl);
+    EXECUTE format('ALTER TABLE %I SET (parallel_workers = %s)', c.tbl,
+                   CASE WHEN c.par THEN 1 ELSE 0 END);
+    EXECUTE format('ANALYZE %I', c.tbl);
+  END LOOP;
+END $$;
+
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_maintenance_workers = 1;
+SET client_min_messages = debug1;
+SELECT format('CREATE INDEX %I ON %I USING %s (geom)', tbl || '_idx', tbl, am)
+FROM pb_cases
+ORDER BY array_position(ARRAY['hyrtree', 'efind', 'lbgrid', 'hgrid'], am), par DESC \gexec
+SET client_min_messages = warning;
+RESET max_parallel_maintenance_workers;
+RESET min_parallel_table_scan_size;
+
+-- consistent, and the same entries and pages as the serial build
+SELECT p.am, hybrid_index_check((p.tbl || '_idx')::regclass) AS parallel_checked,
+       hybrid_index_check((s.tbl || '_idx')::regclass) AS serial_checked,
+       (hybrid_index_inspect((p.tbl || '_idx')::regclass)->>'pages') =
+         (hybrid_index_inspect((s.tbl || '_idx')::regclass)->>'pages') AS same_pages,
+       hybrid_index_check((p.tbl || '_idx')::regclass, heapallindexed => true) AS holds_every_row
+FROM pb_cases p JOIN pb_cases s ON s.am = p.am AND NOT s.par
+WHERE p.par ORDER BY array_position(ARRAY['hyrtree', 'efind', 'lbgrid', 'hgrid'], p.am);
+
+-- query geometries
+CREATE TABLE pb_q (qid int, g geometry);
+INSERT INTO pb_q
+  SELECT i, ST_MakeEnvelope(x, y, x + w, y + h)
+  FROM (SELECT i, random() * 1000 AS x, random() * 1000 AS y,
+               random() * random() * 150 AS w, random() * random() * 150 AS h
+        FROM generate_series(1, 5) i) s;
+INSERT INTO pb_q VALUES
+  (102, 'POINT(250 250)'),                                -- the duplicates
+  (103, ST_MakeEnvelope(2000, 2000, 3000, 3000));         -- nothing
+INSERT INTO pb_q
+  SELECT 200 + row_number() OVER (ORDER BY id), geom FROM pb0
+  WHERE id IN (7, 400005, 500003);
+
+CREATE TABLE pb_ops (op text, sqltext text);
+INSERT INTO pb_ops VALUES
+  ('&&', 'SELECT id FROM %I WHERE geom && %L::geometry'),
+  ('~=', 'SELECT id FROM %I WHERE geom ~= %L::geometry'),
+  ('~',  'SELECT id FROM %I WHERE geom ~ %L::geometry'),
+  ('@',  'SELECT id FROM %I WHERE geom @ %L::geometry');
+
+-- index scan and bitmap scan = sequential scan, for every operator
+CREATE TABLE pb_res AS
+  SELECT c.am, c.par, o.op, q.qid, d.*
+  FROM pb_cases c CROSS JOIN pb_ops o CROSS JOIN pb_q q,
+       LATERAL hit.diff(format(o.sqltext, c.tbl, q.g), c.tbl || '_idx') d;
+SELECT am, par, count(*) AS queries, sum(n) AS total_rows,
+       bool_and(seq_plan AND index_plan AND bitmap_plan) AS plans,
+       bool_and(index_same) AS index_same, bool_and(bitmap_same) AS bitmap_same
+FROM pb_res GROUP BY am, par ORDER BY am, par;
+
+-- kNN in true distance order, NULL and EMPTY last
+SELECT c.am, c.par, q.qid, d.n, d.dist_same, d.ids_same, d.index_plan
+FROM pb_cases c CROSS JOIN (VALUES (1, 'POINT(500 500)'::geometry), (2, 'POINT(250 250)')) q(qid, g),
+     LATERAL hit.knn_diff(c.tbl, c.tbl || '_idx', q.g, 60) d
+ORDER BY c.am, c.par, q.qid;
+
+DROP TABLE pb0, pb_q, pb_ops, pb_res;
+DO $$
+DECLARE
+  c record;
+BEGIN
+  FOR c IN SELECT * FROM pb_cases LOOP
+    EXECUTE format('DROP TABLE %I', c.tbl);
+  END LOOP;
+END $$;
+DROP TABLE pb_cases;
