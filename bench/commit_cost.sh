@@ -69,11 +69,11 @@ script=$(mktemp /tmp/hi_commit_cost.XXXXXX.sql)
 chmod 644 "$script"
 echo "INSERT INTO w (geom) VALUES (ST_MakePoint(random() * 1000, random() * 1000));" >"$script"
 
-declare -A TPS WALROW BWAL ISIZE FIRST
-for v in $VARIANTS; do
-	tps_list=()
-	wal_list=()
-	for r in $(seq 1 "$REPS"); do
+declare -A TPS WALROW BWAL ISIZE FIRST TPSL WALL
+# the variants take turns within each repetition, so that a machine whose
+# speed drifts during the run favours none of them
+for r in $(seq 1 "$REPS"); do
+	for v in $VARIANTS; do
 		fresh_table "$v"
 		BWAL[$v]=$BUILD_WAL
 		ISIZE[$v]=$INDEX_SIZE
@@ -83,12 +83,14 @@ for v in $VARIANTS; do
 			sed -n 's/^tps = \([0-9.]*\).*/\1/p' | tail -1)
 		l1=$(q "SELECT pg_current_wal_insert_lsn()")
 		n1=$(q "SELECT count(*) FROM w")
-		tps_list+=("$tps")
-		wal_list+=("$(q "SELECT round(pg_wal_lsn_diff('$l1', '$l0') / greatest($n1 - $n0, 1))")")
+		TPSL[$v]="${TPSL[$v]:-} $tps"
+		WALL[$v]="${WALL[$v]:-} $(q "SELECT round(pg_wal_lsn_diff('$l1', '$l0') / greatest($n1 - $n0, 1))")"
 		echo "commit_cost: $v rep $r: $tps tps" >&2
 	done
-	TPS[$v]=$(printf '%s\n' "${tps_list[@]}" | median)
-	WALROW[$v]=$(printf '%s\n' "${wal_list[@]}" | median)
+done
+for v in $VARIANTS; do
+	TPS[$v]=$(printf '%s\n' ${TPSL[$v]} | median)
+	WALROW[$v]=$(printf '%s\n' ${WALL[$v]} | median)
 
 	# the first query after inserts and a clean restart
 	if [ "$v" != none ]; then
@@ -120,7 +122,7 @@ KEEP=$(sed -n '/^## One client.s commit latency/,$p' "$OUT" 2>/dev/null || true)
 	echo "Command: \`bench/commit_cost.sh $ROWS $REPS $SECONDS_PER_RUN\` — $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)."
 	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GB; PostgreSQL 15, \`fsync = on\`,"
 	echo "\`synchronous_commit = on\`, \`shared_buffers = 256MB\`, hybrid_index defaults; device emulation off."
-	echo "Medians of $REPS runs; each pgbench run: 4 clients, ${SECONDS_PER_RUN} s, one single-row INSERT per transaction"
+	echo "Medians of $REPS runs (the variants take turns within each repetition); each pgbench run: 4 clients, ${SECONDS_PER_RUN} s, one single-row INSERT per transaction"
 	echo "into a table of $ROWS rows with the index."
 	echo
 	echo "| index | TPS | ÷ GiST | WAL bytes per row | CREATE INDEX WAL | index size | WAL ÷ size | first query after $ROWS inserts and a clean restart |"

@@ -31,8 +31,9 @@ q() { psql -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 q "CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS hybrid_index"
 q "CREATE TABLE p (id bigint, geom geometry);
    SELECT setseed(0.17);
-   INSERT INTO p SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, $ROWS) i;
-   VACUUM ANALYZE p; CHECKPOINT"
+   INSERT INTO p SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, $ROWS) i"
+q "VACUUM ANALYZE p"
+q "CHECKPOINT"
 TABLE_MB=$(q "SELECT pg_relation_size('p') / 1048576")
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }

@@ -3,7 +3,11 @@
  *	  The entries of one level of an STR bulk load, sorted by box centre.
  *
  * A spool of budget B keeps its entries in an array of at most B/2 bytes
- * and sorts it with qsort, the fast path when a level fits in memory.  The
+ * and sorts it in memory, the fast path when a level fits.  It sorts
+ * (centre, position) keys of 16 bytes with an inlined comparison and then
+ * permutes the entries in place: 3.4 s of a 2M-point build went to qsort
+ * moving whole entries through a comparison function.  The keys take
+ * 16 bytes per entry, within the budget's other half.  The
  * entry that would overflow the array moves the array into a tuplesort of
  * budget B/2 (sort key: the centre coordinate; see core/hi_spill.c) and
  * frees it, so the spool never holds more than B; tuplesort spills sorted
@@ -38,22 +42,72 @@ centre(const void *e, int dim)
 		((double) b->ymin + (double) b->ymax) / 2;
 }
 
-static int
-cmp_x(const void *a, const void *b)
+/* an entry's sort key: its centre, then its position (a total order) */
+typedef struct SpoolKey
 {
-	double		ca = centre(a, 0);
-	double		cb = centre(b, 0);
+	double		centre;
+	Size		pos;
+} SpoolKey;
 
-	return ca < cb ? -1 : (ca > cb ? 1 : 0);
+static inline int
+key_cmp(const SpoolKey *a, const SpoolKey *b)
+{
+	if (a->centre != b->centre)
+		return a->centre < b->centre ? -1 : 1;
+	return a->pos < b->pos ? -1 : (a->pos > b->pos ? 1 : 0);
 }
 
-static int
-cmp_y(const void *a, const void *b)
-{
-	double		ca = centre(a, 1);
-	double		cb = centre(b, 1);
+#define ST_SORT sort_spool_keys
+#define ST_ELEMENT_TYPE SpoolKey
+#define ST_COMPARE(a, b) key_cmp(a, b)
+#define ST_SCOPE static
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_DECLARE
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
-	return ca < cb ? -1 : (ca > cb ? 1 : 0);
+/* Sort the in-memory array by centre: keys first, then one permutation */
+static void
+sort_array(RtSpool *s)
+{
+	SpoolKey   *keys = palloc_extended(sizeof(SpoolKey) * Max(s->n, 1), MCXT_ALLOC_HUGE);
+	char	   *tmp = palloc(s->esz);
+	Size		i;
+
+	for (i = 0; i < s->n; i++)
+	{
+		keys[i].centre = centre(s->arr + i * s->esz, s->dim);
+		keys[i].pos = i;
+	}
+	sort_spool_keys(keys, s->n);
+
+	/*
+	 * Position i takes the entry at keys[i].pos; follow each cycle of the
+	 * permutation once, marking each done position by pointing it at itself.
+	 */
+	for (i = 0; i < s->n; i++)
+	{
+		Size		j = i;
+
+		if (keys[i].pos == i)
+			continue;
+		memcpy(tmp, s->arr + i * s->esz, s->esz);
+		for (;;)
+		{
+			Size		k = keys[j].pos;
+
+			keys[j].pos = j;
+			if (k == i)
+			{
+				memcpy(s->arr + j * s->esz, tmp, s->esz);
+				break;
+			}
+			memcpy(s->arr + j * s->esz, s->arr + k * s->esz, s->esz);
+			j = k;
+		}
+	}
+	pfree(tmp);
+	pfree(keys);
 }
 
 /* expect: entries the caller expects, to size the array at once */
@@ -127,7 +181,7 @@ rt_spool_sort(RtSpool *s)
 	if (s->sort != NULL)
 		hi_sort_done(s->sort);
 	else
-		qsort(s->arr, s->n, s->esz, s->dim == 0 ? cmp_x : cmp_y);
+		sort_array(s);
 	s->pos = 0;
 }
 
