@@ -66,6 +66,8 @@ for v in $VARIANTS; do
 done
 
 r2() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}'; }
+# a hand-written section at the end (profiles) is kept
+KEEP=$(sed -n '/^## Where the time goes/,$p' "$OUT" 2>/dev/null || true)
 {
 	echo "# parallel-build: CREATE INDEX with a parallel worker"
 	echo
@@ -97,5 +99,9 @@ r2() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}'; }
 			"serial ${sg}× GiST $(awk -v r="$sg" 'BEGIN {print (r <= 0.5) ? "met" : "**missed**"}');" \
 			"parallel ${pg}× GiST $(awk -v r="$pg" 'BEGIN {print (r <= 0.35) ? "met" : "**missed**"}')."
 	done
+	if [ -n "$KEEP" ]; then
+		echo
+		printf '%s\n' "$KEEP"
+	fi
 } >"$OUT"
 cat "$OUT"
