@@ -54,6 +54,12 @@ BEGIN
   END LOOP;
 END $$;
 
+-- this backend's first page writes before DEBUG1: without io_uring (the
+-- nouring suite) the first one logs the fallback to synchronous I/O
+CREATE TABLE pb_warm AS SELECT * FROM pb0 LIMIT 100;
+CREATE INDEX pb_warm_idx ON pb_warm USING hyrtree (geom);
+DROP TABLE pb_warm;
+
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_maintenance_workers = 1;
 SET client_min_messages = debug1;

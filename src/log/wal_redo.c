@@ -280,18 +280,25 @@ close_gap(CopyState *c)
 					c->key.relnumber)));
 }
 
+/* fdatasync one of a copy's files if written since (what: for the WARNING) */
+static void
+sync_file(const CopyState *c, int fd, bool *unsynced, const char *what)
+{
+	if (*unsynced && fd >= 0)
+	{
+		if (pg_fdatasync(fd) != 0)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("hybrid_index: could not fsync the %s of relfilenode %u: %m",
+							what, c->key.relnumber)));
+		*unsynced = false;
+	}
+}
+
 static void
 sync_copy(CopyState *c)
 {
-	if (c->unsynced && c->fd >= 0)
-	{
-		if (pg_fdatasync(c->fd) != 0)
-			ereport(WARNING,
-					(errcode_for_file_access(),
-					 errmsg("hybrid_index: could not fsync the redo log of relfilenode %u: %m",
-							c->key.relnumber)));
-		c->unsynced = false;
-	}
+	sync_file(c, c->fd, &c->unsynced, "redo log");
 }
 
 static void
@@ -479,15 +486,7 @@ pending_fd(CopyState *c)
 static void
 sync_pending(CopyState *c)
 {
-	if (c->pend_unsynced && c->pfd >= 0)
-	{
-		if (pg_fdatasync(c->pfd) != 0)
-			ereport(WARNING,
-					(errcode_for_file_access(),
-					 errmsg("hybrid_index: could not fsync the pending pages of relfilenode %u: %m",
-							c->key.relnumber)));
-		c->pend_unsynced = false;
-	}
+	sync_file(c, c->pfd, &c->pend_unsynced, "pending pages");
 }
 
 /* Park the pages a PAGES record carries */
