@@ -159,21 +159,27 @@ copy_close(CopyState *c)
 	c->pend_unsynced = false;
 }
 
+/* One of a copy's files, opened (made if missing) for writing; -1 and a WARNING if impossible */
+static int
+open_copy_file(const CopyState *c, Oid dirspc, const char *suffix)
+{
+	char	   *path = copy_path(c, dirspc, suffix);
+	int			fd = open(path, O_RDWR | O_CREAT | PG_BINARY, pg_file_create_mode);
+
+	if (fd < 0)
+		ereport(WARNING,
+				(errcode_for_file_access(),
+				 errmsg("hybrid_index: could not open \"%s\" for WAL replay: %m", path)));
+	pfree(path);
+	return fd;
+}
+
 /* The copy's log, opened for writing; -1 (and a WARNING) if impossible */
 static int
 copy_log_fd(CopyState *c)
 {
 	if (c->fd < 0)
-	{
-		char	   *path = copy_path(c, c->key.spcoid, "log");
-
-		c->fd = open(path, O_RDWR | O_CREAT | PG_BINARY, pg_file_create_mode);
-		if (c->fd < 0)
-			ereport(WARNING,
-					(errcode_for_file_access(),
-					 errmsg("hybrid_index: could not open \"%s\" for WAL replay: %m", path)));
-		pfree(path);
-	}
+		c->fd = open_copy_file(c, c->key.spcoid, "log");
 	return c->fd;
 }
 
@@ -457,14 +463,7 @@ pending_fd(CopyState *c)
 {
 	if (c->pfd < 0)
 	{
-		char	   *path = copy_path(c, c->key.spcoid, "pending");
-
-		c->pfd = open(path, O_RDWR | O_CREAT | PG_BINARY, pg_file_create_mode);
-		if (c->pfd < 0)
-			ereport(WARNING,
-					(errcode_for_file_access(),
-					 errmsg("hybrid_index: could not open \"%s\" for WAL replay: %m", path)));
-		pfree(path);
+		c->pfd = open_copy_file(c, c->key.spcoid, "pending");
 		c->pend_known = false;
 	}
 	if (c->pfd >= 0 && !c->pend_known)
@@ -562,22 +561,12 @@ apply_pending(CopyState *c)
 	{
 		int			tier = HI_PTE_TIER(e.pte);
 
-		if (tfd[tier] < 0)
+		if (tfd[tier] < 0 &&
+			(tfd[tier] = open_copy_file(c, tier == HI_TIER_FLASH ? c->key.spcoid : e.optspc,
+										hi_tier_suffix(tier))) < 0)
 		{
-			char	   *path = copy_path(c, tier == HI_TIER_FLASH ? c->key.spcoid : e.optspc,
-										 hi_tier_suffix(tier));
-
-			tfd[tier] = open(path, O_RDWR | O_CREAT | PG_BINARY, pg_file_create_mode);
-			if (tfd[tier] < 0)
-				ereport(WARNING,
-						(errcode_for_file_access(),
-						 errmsg("hybrid_index: could not open \"%s\" for WAL replay: %m", path)));
-			pfree(path);
-			if (tfd[tier] < 0)
-			{
-				ok = false;
-				break;
-			}
+			ok = false;
+			break;
 		}
 		ok = pg_pwrite(tfd[tier], page, e.page_size,
 					   (off_t) HI_PTE_SLOT(e.pte) * e.page_size) == (ssize_t) e.page_size;
