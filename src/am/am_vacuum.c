@@ -22,7 +22,17 @@ am_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 	/* VACUUM's reads are not workload for the placement policies */
 	idx->maintenance = true;
-	bulk_delete(idx, callback, callback_state, &removed, &remaining);
+	PG_TRY();
+	{
+		bulk_delete(idx, callback, callback_state, &removed, &remaining);
+	}
+	PG_CATCH();
+	{
+		/* a merge or compaction cut short leaves a half-done state */
+		hi_change_failed(idx);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	idx->maintenance = false;
 	stats->tuples_removed += removed;
 	stats->num_index_tuples = remaining;
@@ -41,7 +51,7 @@ am_vacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 	idx = hi_am_open(info->index);
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
-	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	hi_lock_loaded(idx, LW_SHARED);
 	stats->num_pages = idx->sh->meta.npages;
 	stats->num_index_tuples = (double) (idx->sh->meta.nentries + idx->sh->meta.nnulls);
 	LWLockRelease(&idx->sh->tree_lock);

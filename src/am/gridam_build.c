@@ -88,12 +88,23 @@ lbgrid_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	e.kind = isnull[0] ? HI_KEY_NULL : hi_geom_box(values[0], &e.box);
 	e.tid = *ht_ctid;
 
-	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
-	g = grid_open(idx);
-	hi_log_append(idx, HI_LOG_INSERT, xid, (HiKeyKind) e.kind, &e.box, &e.tid);
-	grid_insert(g, &e);
-	grid_after_change(g);
-	grid_note_applied(g);
+	hi_lock_for_change(idx);
+	PG_TRY();
+	{
+		g = grid_open(idx);
+		hi_log_append(idx, HI_LOG_INSERT, xid, (HiKeyKind) e.kind, &e.box, &e.tid);
+		grid_insert(g, &e);
+		grid_after_change(g);
+		grid_note_applied(g);
+	}
+	PG_CATCH();
+	{
+		/* a split or compaction cut short (a full disk): reload */
+		hi_change_failed(idx);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	idx->sh->changing = 0;
 	hi_index_after_change(idx);
 	LWLockRelease(&idx->sh->tree_lock);
 	return false;

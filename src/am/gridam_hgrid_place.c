@@ -181,7 +181,7 @@ hgrid_check(HiIndex *idx)
 
 	lbgrid_check(idx);
 	/* the policy knows nothing of page ids free for reuse */
-	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	hi_lock_loaded(idx, LW_SHARED);
 	g = grid_open(idx);
 	if (DsaPointerIsValid(g->gs->am_ext) && g->gs->nfree > 0)
 		hr_check_freed(g->gs->am_ext, (const uint32 *) grid_data_ptr(g->gs->free_pages),
@@ -196,7 +196,7 @@ hgrid_reset_stats(HiIndex *idx)
 	Grid	   *g;
 
 	lbgrid_reset_stats(idx);
-	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	hi_lock_loaded(idx, LW_SHARED);
 	g = grid_open(idx);
 	if (DsaPointerIsValid(g->gs->am_ext))
 		hr_reset_stats(g->gs->am_ext);
@@ -221,7 +221,7 @@ hgrid_inspect_json(HiIndex *idx)
 	HrParams	prm;
 	dsa_pointer st;
 
-	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	hi_lock_loaded(idx, LW_SHARED);
 	g = grid_open(idx);
 	grid = grid_inspect_json(g, "hgrid");
 	st = state_of(g);

@@ -13,7 +13,7 @@
 void
 lbgrid_check(HiIndex *idx)
 {
-	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	hi_lock_loaded(idx, LW_SHARED);
 	grid_check(grid_open(idx));
 	LWLockRelease(&idx->sh->tree_lock);
 }
@@ -23,7 +23,7 @@ lbgrid_inspect_json(HiIndex *idx)
 {
 	char	   *json;
 
-	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	hi_lock_loaded(idx, LW_SHARED);
 	json = grid_inspect_json(grid_open(idx), "lbgrid");
 	LWLockRelease(&idx->sh->tree_lock);
 	return json;
@@ -34,7 +34,7 @@ lbgrid_pages(HiIndex *idx, Size *n)
 {
 	HiPageInfo *pages;
 
-	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	hi_lock_loaded(idx, LW_SHARED);
 	pages = grid_pages(grid_open(idx), n);
 	LWLockRelease(&idx->sh->tree_lock);
 	return pages;
@@ -52,7 +52,7 @@ lbgrid_reset_stats(HiIndex *idx)
 	Grid	   *g;
 	int			i;
 
-	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
+	hi_lock_for_change(idx);
 	g = grid_open(idx);
 	MemSet(&g->gs->cnt, 0, sizeof(g->gs->cnt));
 	LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);

@@ -257,7 +257,7 @@ hybrid_index_checkpoint(PG_FUNCTION_ARGS)
 	{
 		rel = open_our_index(lfirst_oid(lc), AccessShareLock, &idx, NULL);
 		hi_error_if_recovery(rel);
-		LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
+		hi_lock_for_change(idx);
 		hi_index_checkpoint(idx);
 		LWLockRelease(&idx->sh->tree_lock);
 		relation_close(rel, AccessShareLock);

@@ -66,6 +66,7 @@ extern int	hi_io_depth;
 extern int	hi_checkpoint_log_kb;
 extern bool hi_emulate_devices;
 extern bool hi_recheck;
+extern bool hi_debug_fail_split;
 extern int	hi_dev_read_us[HI_NUM_TIERS];
 extern int	hi_dev_write_us[HI_NUM_TIERS];
 extern int	hi_dev_parallelism[HI_NUM_TIERS];
@@ -206,6 +207,15 @@ typedef struct HiIndexShared
 								 * go as one image at its end instead) */
 	bool		loaded_in_recovery; /* a hot standby's: follows the log WAL
 									 * replay writes (core/hi_index.c) */
+	int			changing;		/* a multi-step change of the loaded state
+								 * is under way (tree_lock held
+								 * exclusively): an error now leaves it
+								 * half done (hi_change_failed) */
+	bool		needs_reload;	/* a change failed half-way: the loaded
+								 * state must not be used; the next opener
+								 * forgets it (hi_index_open_for) */
+	bool		reload_live;	/* unloaded after a failed change: the next
+								 * load replays running transactions too */
 	uint32		reload_seen;	/* reload_requests when last loaded */
 	pg_atomic_uint32 reload_requests;	/* WAL replay cut the log or rebuilt
 										 * the files: load again */

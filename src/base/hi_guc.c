@@ -16,6 +16,7 @@ int			hi_io_depth = 64;
 int			hi_checkpoint_log_kb = 65536;
 bool		hi_emulate_devices = false;
 bool		hi_recheck = false;
+bool		hi_debug_fail_split = false;
 int			hi_dev_read_us[HI_NUM_TIERS] = {120, 7};
 int			hi_dev_write_us[HI_NUM_TIERS] = {30, 18};
 int			hi_dev_parallelism[HI_NUM_TIERS] = {8, 4};
@@ -105,6 +106,10 @@ static const HiGucDef hi_gucs[] = {
 		"Apply the per-tier device profiles (latency, parallelism) after each I/O batch.",
 		"For experiments only: reproduces the papers' flash and Optane devices on one disk.",
 		HI_GUC_BOOL, &hi_emulate_devices, 0, 0, 0, NULL, PGC_SUSET, 0},
+	{"hybrid_index.debug_fail_split",
+		"For tests: every bucket split of a grid index fails half-way with an error.",
+		"Exercises the recovery from a change cut short: the index is loaded again from its files and log at its next use.",
+		HI_GUC_BOOL, &hi_debug_fail_split, 0, 0, 0, NULL, PGC_SUSET, GUC_NOT_IN_SAMPLE},
 	{"hybrid_index.flash_read_latency",
 		"Emulated read latency of the flash tier (microseconds).",
 		NULL,

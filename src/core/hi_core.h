@@ -87,6 +87,21 @@ extern HiIndex *hi_index_create(Relation index, HiAmKind am, const HiPageSource 
 extern HiIndexShared *hi_slot_lookup(Oid dboid, Oid relnumber);
 extern void hi_slot_release(Oid dboid, Oid relnumber);
 extern void hi_lock_for_read(HiIndex *idx);
+extern void hi_lock_for_change(HiIndex *idx);
+extern void hi_lock_loaded(HiIndex *idx, LWLockMode mode);
+extern void hi_change_failed(HiIndex *idx);
+extern bool hi_replaying;
+
+/*
+ * A multi-step change has modified the loaded state (tree_lock held
+ * exclusively): if an error cuts it short, hi_change_failed forgets the
+ * half-done state.
+ */
+static inline void
+hi_change_touched(HiIndexShared *sh)
+{
+	sh->changing = 1;
+}
 extern void hi_copy_exclusive(Oid dboid, Oid relnumber, hi_copy_fn fn, void *arg);
 extern void hi_index_checkpoint(HiIndex *idx);
 extern void hi_stats_reset(HiIndexShared *sh);

@@ -113,6 +113,9 @@ reset_slot_state(HiIndexShared *sh)
 {
 	sh->loaded = false;
 	sh->loaded_in_recovery = false;
+	sh->needs_reload = false;
+	sh->reload_live = false;
+	sh->changing = 0;
 	sh->building = false;
 	sh->wal_pages = false;
 	sh->checkpoint_log_kb = 0;
@@ -238,6 +241,7 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 	char	   *stale = hi_files_stale(sh);
 	HiIndex    *idx;
 	bool		standby = RecoveryInProgress();
+	bool		live;
 
 	/* WAL replayed here said its files lack committed changes */
 	if (stale)
@@ -272,9 +276,33 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 	/* a primary's page writes go to WAL from here on (replay's too) */
 	sh->wal_pages = !standby;
 	sh->reload_seen = pg_atomic_read_u32(&sh->reload_requests);
-	replayed = hi_log_replay(idx, apply);
+	live = sh->reload_live && !standby;
+	hi_replaying = true;
+	PG_TRY();
+	{
+		replayed = hi_log_replay(idx, apply, live);
+	}
+	PG_FINALLY();
+	{
+		hi_replaying = false;
+	}
+	PG_END_TRY();
 	if (standby)
 		return idx;
+	if (live)
+	{
+		/*
+		 * Loaded again after a failed change (hi_change_failed): the log
+		 * and the files are this server's own, as they were; no checkpoint
+		 * (the disk may still be full), nothing new for the copies.
+		 */
+		sh->reload_live = false;
+		ereport(LOG,
+				(errmsg("hybrid_index: index \"%s\" loaded again after a failed change, %llu log records replayed",
+						RelationGetRelationName(index),
+						(unsigned long long) replayed)));
+		return idx;
+	}
 	/* pages a standby's replay parked (a copy of its files): no map has them */
 	{
 		char	   *pending = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
@@ -319,6 +347,31 @@ hi_index_unload(HiIndexShared *sh)
 	pg_atomic_fetch_add_u64(&sh->split_count, 1);
 }
 
+/* This backend is replaying an index's log while it loads it */
+bool		hi_replaying = false;
+
+/*
+ * A change failed half-way in another backend (hi_change_failed): forget
+ * the loaded state, so that it is loaded again.  That backend's abort has
+ * released tree_lock, so its pins are gone or going (the cache's discard
+ * waits for them; the grid ignores pins of a state it forgot).
+ */
+static void
+forget_failed_change(HiIndexShared *sh)
+{
+	LWLockAcquire(&sh->load_lock, LW_EXCLUSIVE);
+	LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
+	if (sh->needs_reload)
+	{
+		if (sh->loaded)
+			hi_index_unload(sh);
+		sh->needs_reload = false;
+		sh->reload_live = true;
+	}
+	LWLockRelease(&sh->tree_lock);
+	LWLockRelease(&sh->load_lock);
+}
+
 /*
  * Open an index for use, loading and recovering it at first use.  The
  * caller passes the AM's redo function for log replay.
@@ -333,7 +386,7 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 
 	if (idx && idx->sh && idx->sh->in_use && idx->sh->generation == idx->generation &&
 		idx->sh->relnumber == index->rd_node.relNode &&
-		idx->sh->dboid == MyDatabaseId && idx->sh->loaded)
+		idx->sh->dboid == MyDatabaseId && idx->sh->loaded && !idx->sh->needs_reload)
 	{
 		idx->rel = index;
 		idx->pages = pages;
@@ -346,6 +399,8 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 	}
 
 	sh = claim_slot(index);
+	if (sh->needs_reload)
+		forget_failed_change(sh);
 	if (!sh->loaded)
 	{
 		LWLockAcquire(&sh->load_lock, LW_EXCLUSIVE);
@@ -720,15 +775,84 @@ hi_lock_for_read(HiIndex *idx)
 	HiIndexShared *sh = idx->sh;
 
 	LWLockAcquire(&sh->tree_lock, LW_SHARED);
-	if (!sh->loaded || sh->generation != idx->generation)
+	if (!sh->loaded || sh->generation != idx->generation || sh->needs_reload)
 	{
 		LWLockRelease(&sh->tree_lock);
+		if (RecoveryInProgress())
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("canceling statement due to conflict with recovery"),
+					 errdetail("WAL replay checkpointed index \"%s\" while the statement was reading it.",
+							   hi_index_name(idx))));
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-				 errmsg("canceling statement due to conflict with recovery"),
-				 errdetail("WAL replay checkpointed index \"%s\" while the statement was reading it.",
-						   hi_index_name(idx))));
+				 errmsg("could not continue reading index \"%s\": a change to it failed half-way",
+						hi_index_name(idx)),
+				 errdetail("Its state is loaded again from its files (see the server log)."),
+				 errhint("Retry the statement.")));
 	}
+}
+
+/*
+ * tree_lock in the given mode, for an operation that has read nothing of
+ * the index yet: if a failed change unloaded it since the handle was
+ * opened, load it again first.
+ */
+void
+hi_lock_loaded(HiIndex *idx, LWLockMode mode)
+{
+	for (;;)
+	{
+		HiIndexShared *sh = idx->sh;
+		HiIndex    *again;
+
+		LWLockAcquire(&sh->tree_lock, mode);
+		if (sh->loaded && sh->generation == idx->generation && !sh->needs_reload)
+		{
+			if (mode == LW_EXCLUSIVE)
+				sh->changing = 0;
+			return;
+		}
+		LWLockRelease(&sh->tree_lock);
+		again = hi_am_open(idx->rel);
+		/* the handle lives in rd_amcache: the same one, opened again */
+		Assert(again == idx);
+		(void) again;
+	}
+}
+
+/* tree_lock exclusively, for a change */
+void
+hi_lock_for_change(HiIndex *idx)
+{
+	hi_lock_loaded(idx, LW_EXCLUSIVE);
+}
+
+/*
+ * An error cut a change short (called in PG_CATCH, tree_lock still held
+ * exclusively).  If the change had modified the loaded state
+ * (hi_change_touched), that state is half done: it is marked so that
+ * nobody uses it, and the next opener forgets it once this backend's abort
+ * has released its locks and pins (forget_failed_change), loading the
+ * index again from its files and replaying its log, as after a crash but
+ * counting the running transactions' entries.  Readers between two batches
+ * get a retryable error (hi_lock_for_read).  A change that failed before
+ * modifying anything (the usual case: a full disk met while pinning its
+ * pages) leaves the state as it is.
+ */
+void
+hi_change_failed(HiIndex *idx)
+{
+	HiIndexShared *sh = idx->sh;
+
+	if (!LWLockHeldByMeInMode(&sh->tree_lock, LW_EXCLUSIVE) || sh->changing == 0 ||
+		!sh->loaded || RecoveryInProgress())
+		return;
+	sh->changing = 0;
+	sh->needs_reload = true;
+	ereport(LOG,
+			(errmsg("hybrid_index: a change to index \"%s\" failed half-way; it will be loaded again from its files",
+					hi_index_name(idx))));
 }
 
 /*

@@ -34,7 +34,7 @@ hi_vacuum_pass(HiIndex *idx, Size chunk, const HiVacuumPass *pass, void *arg)
 		Size		start;
 		bool		restart = false;
 
-		LWLockAcquire(&sh->tree_lock, hold ? LW_EXCLUSIVE : LW_SHARED);
+		hi_lock_loaded(idx, hold ? LW_EXCLUSIVE : LW_SHARED);
 		seen = pg_atomic_read_u64(&sh->split_count);
 		n = pass->collect(idx, arg);
 		if (!hold)
@@ -43,8 +43,12 @@ hi_vacuum_pass(HiIndex *idx, Size chunk, const HiVacuumPass *pass, void *arg)
 		for (start = 0; start < n && !restart; start += chunk)
 		{
 			if (!hold)
+			{
 				LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
-			if (pg_atomic_read_u64(&sh->split_count) != seen)
+				sh->changing = 0;
+			}
+			/* a split, or a change that failed half-way elsewhere */
+			if (pg_atomic_read_u64(&sh->split_count) != seen || sh->needs_reload)
 			{
 				restart = true;
 				LWLockRelease(&sh->tree_lock);
@@ -63,5 +67,5 @@ hi_vacuum_pass(HiIndex *idx, Size chunk, const HiVacuumPass *pass, void *arg)
 			hold = true;
 	}
 	if (!hold)
-		LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
+		hi_lock_loaded(idx, LW_EXCLUSIVE);
 }

@@ -203,6 +203,8 @@ typedef struct GridCounters
 typedef struct GridShared
 {
 	uint32		magic;
+	uint64		epoch;			/* unique per state made (pins left by an
+								 * error never touch a later state) */
 	int			mode;			/* GRID_MODE_* */
 	uint32		page_size;
 	int			capacity;		/* entries per bucket before a split */
@@ -327,6 +329,8 @@ extern Grid *grid_open(HiIndex *idx);
 extern Grid *grid_create(HiIndex *idx);
 extern void grid_discard(int slotno, uint32 generation);
 extern GridShared *grid_lookup_shared(int slotno, uint32 generation);
+extern void grid_with_state(int slotno, uint32 generation,
+							void (*fn) (GridShared *gs, void *arg), void *arg);
 extern void grid_redo(HiIndex *idx, const HiLogRecord *rec);
 extern void grid_note_applied(Grid *g);
 extern void grid_after_change(Grid *g);

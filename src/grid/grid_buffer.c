@@ -56,6 +56,7 @@ typedef struct LocalPin
 {
 	int			slotno;
 	uint32		generation;
+	uint64		epoch;			/* of the state pinned (GridShared.epoch) */
 	int			which;
 	int			frame;
 } LocalPin;
@@ -229,6 +230,7 @@ track_pin(Grid *g, int which, int f)
 	}
 	local_pins[nlocal].slotno = g->idx->slotno;
 	local_pins[nlocal].generation = g->idx->generation;
+	local_pins[nlocal].epoch = g->gs->epoch;
 	local_pins[nlocal].which = which;
 	local_pins[nlocal].frame = f;
 	nlocal++;
@@ -249,7 +251,24 @@ untrack_pin(Grid *g, int which, int f)
 		}
 }
 
-extern GridShared *grid_lookup_shared(int slotno, uint32 generation);
+/* Drop one pin an error left behind, if its state still exists */
+static void
+release_pin(GridShared *gs, void *arg)
+{
+	LocalPin   *p = (LocalPin *) arg;
+	GridBuf    *b;
+	GridBufDesc *d;
+
+	/* the state may have been forgotten and made again since */
+	if (gs->epoch != p->epoch)
+		return;
+	b = &gs->buf[p->which];
+	LWLockAcquire(&gs->buf_lock, LW_EXCLUSIVE);
+	d = descs_of(b);
+	if (d[p->frame].pins > 0)
+		d[p->frame].pins--;
+	LWLockRelease(&gs->buf_lock);
+}
 
 /* At abort: drop the pins an error left behind */
 void
@@ -258,20 +277,8 @@ gbuf_release_pins(void)
 	int			i;
 
 	for (i = 0; i < nlocal; i++)
-	{
-		GridShared *gs = grid_lookup_shared(local_pins[i].slotno, local_pins[i].generation);
-		GridBuf    *b;
-		GridBufDesc *d;
-
-		if (gs == NULL)
-			continue;
-		b = &gs->buf[local_pins[i].which];
-		LWLockAcquire(&gs->buf_lock, LW_EXCLUSIVE);
-		d = descs_of(b);
-		if (d[local_pins[i].frame].pins > 0)
-			d[local_pins[i].frame].pins--;
-		LWLockRelease(&gs->buf_lock);
-	}
+		grid_with_state(local_pins[i].slotno, local_pins[i].generation,
+						release_pin, &local_pins[i]);
 	nlocal = 0;
 }
 
@@ -360,6 +367,70 @@ flush_cold(Grid *g, GridBuf *b, GridBufDesc *d)
 }
 
 /*
+ * Flush the CLRU for a frame.  A reader on a full disk gets the error back
+ * instead (the pages stay dirty and cached) and takes a clean frame: reads
+ * keep working on a full disk, and so does loading an index (replaying its
+ * log).  A change (tree_lock held exclusively) fails with it, rather than
+ * fill the buffer with dirty pages that reads could not evict.
+ */
+static ErrorData *
+flush_cold_for_frame(Grid *g, GridBuf *b, GridBufDesc *d)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorData  *full = NULL;
+
+	if (!hi_replaying && LWLockHeldByMeInMode(&g->sh->tree_lock, LW_EXCLUSIVE))
+	{
+		flush_cold(g, b, d);
+		return NULL;
+	}
+	PG_TRY();
+	{
+		flush_cold(g, b, d);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_DISK_FULL)
+			PG_RE_THROW();
+		FlushErrorState();
+		full = edata;
+	}
+	PG_END_TRY();
+	return full;
+}
+
+/*
+ * Free the least recently used clean, unpinned frame (hot list first, so
+ * that the lists keep their sizes); re-raise full if there is none.
+ */
+static void
+drop_clean(GridBuf *b, GridBufDesc *d, int32 *h, ErrorData *full)
+{
+	int			lists[2] = {b->hot_tail, b->cold_tail};
+	int			i;
+
+	for (i = 0; i < 2; i++)
+	{
+		int			f;
+
+		for (f = lists[i]; f >= 0; f = d[f].prev)
+			if (d[f].pins == 0 && d[f].flags == GB_VALID)
+			{
+				list_unlink(b, d, f);
+				hash_delete(b, d, h, d[f].pageno);
+				free_push(b, d, f);
+				FreeErrorData(full);
+				return;
+			}
+	}
+	ReThrowError(full);
+}
+
+/*
  * Algorithm 5: make room in a full HLRU.  The least recently used unpinned
  * page leaves it: a clean one is dropped, a dirty one moves to the CLRU,
  * which is first flushed as a batch and its least recently used (now
@@ -369,6 +440,7 @@ static bool
 evict_one(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
 {
 	int			v;
+	ErrorData  *full;
 
 	for (v = b->hot_tail; v >= 0; v = d[v].prev)
 		if (d[v].pins == 0 && !(d[v].flags & GB_READING))
@@ -387,8 +459,11 @@ evict_one(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
 	{
 		int			cp = b->cold_tail;
 
-		if (d[cp].flags & GB_DIRTY)
-			flush_cold(g, b, d);
+		if ((d[cp].flags & GB_DIRTY) && (full = flush_cold_for_frame(g, b, d)) != NULL)
+		{
+			drop_clean(b, d, h, full);
+			return true;
+		}
 		/* CLRU pages are never pinned (pinning moves them to the HLRU) */
 		Assert(d[cp].pins == 0);
 		list_unlink(b, d, cp);
@@ -414,16 +489,28 @@ get_frame(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
 		for (f = b->cold_tail; f >= 0; f = d[f].prev)
 			if (!(d[f].flags & GB_DIRTY))
 				break;
-		if (f < 0)
+		if (f >= 0)
 		{
-			flush_cold(g, b, d);
-			f = b->cold_tail;
+			list_unlink(b, d, f);
+			hash_delete(b, d, h, d[f].pageno);
+			free_push(b, d, f);
 		}
-		if (f < 0)
+		else if (b->cold_tail >= 0)
+		{
+			ErrorData  *full = flush_cold_for_frame(g, b, d);
+
+			if (full)
+				drop_clean(b, d, h, full);
+			else
+			{
+				f = b->cold_tail;
+				list_unlink(b, d, f);
+				hash_delete(b, d, h, d[f].pageno);
+				free_push(b, d, f);
+			}
+		}
+		if (b->free_head < 0)
 			return -1;
-		list_unlink(b, d, f);
-		hash_delete(b, d, h, d[f].pageno);
-		free_push(b, d, f);
 	}
 	f = b->free_head;
 	b->free_head = d[f].next;
@@ -461,6 +548,93 @@ wait_a_bit(Grid *g, int *waits)
 }
 
 /*
+ * One round of gbuf_pin under buf_lock: pin the pages found, claim frames
+ * (marked READING) for the missing ones.  Returns how many to read.
+ */
+static int
+claim_frames(Grid *g, GridBuf *b, int which, const uint32 *pagenos, int n,
+			 int *frames, int *rd, uint32 *rdpages, char **bufs,
+			 bool *need_wait, bool *no_frame)
+{
+	GridBufDesc *d = descs_of(b);
+	int32	   *h = hash_of(b);
+	int			nread = 0;
+	int			i;
+
+	for (i = 0; i < n && !*no_frame; i++)
+	{
+		int			f;
+
+		if (frames[i] >= 0)
+			continue;
+		f = hash_lookup(b, d, h, pagenos[i]);
+		if (f >= 0)
+		{
+			if (d[f].flags & GB_READING)
+			{
+				/* its reader needs no more frames: safe to wait pinned */
+				*need_wait = true;
+				continue;
+			}
+			d[f].pins++;
+			touch(g, b, d, h, f);
+			b->st.hits++;
+			pg_atomic_fetch_add_u64(&g->sh->cache_hits, 1);
+			pgBufferUsage.shared_blks_hit++;
+			frames[i] = f;
+			track_pin(g, which, f);
+			continue;
+		}
+		f = get_frame(g, b, d, h);
+		if (f < 0)
+		{
+			*no_frame = true;
+			break;
+		}
+		d[f].pageno = pagenos[i];
+		d[f].flags = GB_READING;
+		d[f].pins = 1;
+		hash_insert(b, h, pagenos[i], f);
+		list_push(b, d, f, GB_HOT);
+		b->st.misses++;
+		pg_atomic_fetch_add_u64(&g->sh->cache_misses, 1);
+		frames[i] = f;
+		track_pin(g, which, f);
+		rd[nread] = f;
+		rdpages[nread] = pagenos[i];
+		bufs[nread] = frame_data(g->gs, b, f);
+		nread++;
+	}
+	return nread;
+}
+
+/*
+ * A round that failed (a write for a frame failed, or a cancel): the
+ * frames it claimed for reading go back, or whoever wants those pages
+ * would wait for a read that never comes.  Pins on found pages go at abort.
+ */
+static void
+forget_claims(Grid *g, GridBuf *b, int which, int *frames, int n)
+{
+	GridBufDesc *d = descs_of(b);
+	int32	   *h = hash_of(b);
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		int			f = frames[i];
+
+		if (f < 0 || !(d[f].flags & GB_READING))
+			continue;
+		list_unlink(b, d, f);
+		hash_delete(b, d, h, d[f].pageno);
+		free_push(b, d, f);
+		untrack_pin(g, which, f);
+		frames[i] = -1;
+	}
+}
+
+/*
  * Pin n distinct pages (Algorithm 4), reading the missing ones in one
  * batch.  frames[i] receives the frame of pagenos[i].
  */
@@ -485,52 +659,20 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 		bool		no_frame = false;
 
 		LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
+		PG_TRY();
+		{
+			nread = claim_frames(g, b, which, pagenos, n, frames, rd, rdpages,
+								 bufs, &need_wait, &no_frame);
+		}
+		PG_CATCH();
+		{
+			forget_claims(g, b, which, frames, n);
+			LWLockRelease(&g->gs->buf_lock);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 		d = descs_of(b);
 		h = hash_of(b);
-		for (i = 0; i < n && !no_frame; i++)
-		{
-			int			f;
-
-			if (frames[i] >= 0)
-				continue;
-			f = hash_lookup(b, d, h, pagenos[i]);
-			if (f >= 0)
-			{
-				if (d[f].flags & GB_READING)
-				{
-					/* its reader needs no more frames: safe to wait pinned */
-					need_wait = true;
-					continue;
-				}
-				d[f].pins++;
-				touch(g, b, d, h, f);
-				b->st.hits++;
-				pg_atomic_fetch_add_u64(&g->sh->cache_hits, 1);
-				pgBufferUsage.shared_blks_hit++;
-				frames[i] = f;
-				track_pin(g, which, f);
-				continue;
-			}
-			f = get_frame(g, b, d, h);
-			if (f < 0)
-			{
-				no_frame = true;
-				break;
-			}
-			d[f].pageno = pagenos[i];
-			d[f].flags = GB_READING;
-			d[f].pins = 1;
-			hash_insert(b, h, pagenos[i], f);
-			list_push(b, d, f, GB_HOT);
-			b->st.misses++;
-			pg_atomic_fetch_add_u64(&g->sh->cache_misses, 1);
-			frames[i] = f;
-			track_pin(g, which, f);
-			rd[nread] = f;
-			rdpages[nread] = pagenos[i];
-			bufs[nread] = frame_data(g->gs, b, f);
-			nread++;
-		}
 		if (no_frame)
 		{
 			/*
@@ -671,6 +813,7 @@ gbuf_dirty(Grid *g, int which, int frame)
 {
 	GridBuf    *b = buf_of(g, which);
 
+	hi_change_touched(g->sh);
 	LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
 	descs_of(b)[frame].flags |= GB_DIRTY;
 	LWLockRelease(&g->gs->buf_lock);

@@ -275,10 +275,16 @@ grid_apply_split(Grid *g, GridDir *d, int ri, const GridSplitPlan *p,
 				nhi;
 	uint32		nb = g->store->create(g);
 
+	hi_change_touched(g->sh);
 	grid_divide(it, n, p->dim, d->s[p->dim][i], lo, &nlo, d->r[ri].reach,
 				hi, &nhi, d->r[ni].reach);
 	d->r[ni].ref = nb;
 	g->store->replace(g, d->r[ri].ref, lo, nlo);
+	if (hi_debug_fail_split)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("split of a bucket of index \"%s\" cut short by hybrid_index.debug_fail_split",
+						hi_index_name(g->idx))));
 	g->store->replace(g, nb, hi, nhi);
 	g->gs->cnt.splits++;
 	pfree(lo);
@@ -318,10 +324,10 @@ grid_insert(Grid *g, const GridEntry *e)
 		g->sh->meta.nnulls++;
 		return;
 	}
-	g->sh->meta.nentries++;
 	if (!grid_center(&e->box, c, reach))
 	{
 		gc_add(g, special_chain(g, false), e);
+		g->sh->meta.nentries++;
 		return;
 	}
 
@@ -353,6 +359,8 @@ grid_insert(Grid *g, const GridEntry *e)
 		if (force || n < (uint32) g->gs->capacity || !try_split(g, n))
 		{
 			g->store->add(g, b, e);
+			/* counted once it is in: a failed add (disk full) counts nothing */
+			g->sh->meta.nentries++;
 			if (reach[0] > dv.r[bi].reach[0] || reach[1] > dv.r[bi].reach[1])
 			{
 				int			k;
@@ -392,6 +400,7 @@ grid_insert(Grid *g, const GridEntry *e)
 			continue;
 		}
 		grid_apply_split(g, d, bi, &plan, it, bd.n);
+		g->sh->meta.nentries++;
 		gd_encode(d, GRID_DIR_FLAT(gbuf_page(g, GRID_BUF_DIR, f)));
 		gbuf_dirty(g, GRID_BUF_DIR, f);
 		gbuf_unpin(g, GRID_BUF_DIR, f);

@@ -116,6 +116,7 @@ merge_once(Grid *g, double x, double y, Size *dirsize)
 	GridBucketData bd[2];
 	GridEntry  *all;
 
+	hi_change_touched(g->sh);
 	grid_root(g, &rv);
 	si = gdv_locate(&rv, x, y);
 	dirpage = rv.r[si].ref;

@@ -38,6 +38,7 @@ typedef struct GridSlot
 typedef struct GridRegistry
 {
 	int			nslots;
+	uint64		next_epoch;		/* GridShared.epoch of the next state */
 	GridSlot	slots[FLEXIBLE_ARRAY_MEMBER];
 } GridRegistry;
 
@@ -195,6 +196,22 @@ grid_lookup_shared(int slotno, uint32 generation)
 	return gs;
 }
 
+/*
+ * fn on the state of (slotno, generation) if there is one, with
+ * registry_lock held shared: nobody frees it meanwhile.
+ */
+void
+grid_with_state(int slotno, uint32 generation, void (*fn) (GridShared *gs, void *arg),
+				void *arg)
+{
+	if (registry == NULL || slotno < 0 || slotno >= registry->nslots)
+		return;
+	LWLockAcquire(registry_lock, LW_SHARED);
+	if (registry->slots[slotno].valid && registry->slots[slotno].generation == generation)
+		fn((GridShared *) grid_data_ptr(registry->slots[slotno].gs), arg);
+	LWLockRelease(registry_lock);
+}
+
 static void
 free_state(GridShared *gs, dsa_pointer p)
 {
@@ -264,6 +281,7 @@ new_state(HiIndex *idx, const GridSettings *set, int mode, int capacity, Grid **
 	Grid	   *g;
 
 	gs->magic = GRID_SHARED_MAGIC;
+	gs->epoch = ++registry->next_epoch;	/* registry_lock is held */
 	gs->mode = mode;
 	gs->page_size = psize;
 	gs->capacity = capacity;

@@ -155,6 +155,7 @@ grid_split_subdir(Grid *g, int si)
 	int			s2;
 	double		v;
 
+	hi_change_touched(g->sh);
 	grid_root(g, &rv);
 	page = rv.r[si].ref;
 	root = gd_decode((char *) rv.h);
@@ -212,6 +213,7 @@ grid_merge_subdir(Grid *g, int si)
 	int			c;
 	Size		limit = (Size) grid_dir_capacity(g) * (100 - g->merge_pct) / 100;
 
+	hi_change_touched(g->sh);
 	grid_root(g, &rv);
 	root = gd_decode((char *) rv.h);
 	cand = palloc(sizeof(int) * root->nr);

@@ -60,6 +60,7 @@ rewrite(Grid *g, uint32 b)
 {
 	GridBucketData bd;
 
+	hi_change_touched(g->sh);
 	lb_load(g, &b, 1, &bd);
 	lb_replace(g, b, bd.e, bd.n);
 	pfree(bd.e);
@@ -100,6 +101,7 @@ compact(Grid *g, uint32 page)
 	int			i;
 	uint32		cap = (uint32) g->gs->capacity;
 
+	hi_change_touched(g->sh);
 	gbuf_pin(g, GRID_BUF_BUCKET, &page, 1, &f);
 	pg = gbuf_page(g, GRID_BUF_BUCKET, f);
 	nr = ((HiPageHeader *) pg)->nentries;

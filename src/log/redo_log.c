@@ -318,11 +318,19 @@ committed_xids(HiIndexShared *sh, const char *buf, Size len, Size *valid)
  * COMMIT record alone: clog cannot be asked about them.
  */
 static bool
-insert_counts(TransactionId xid, HTAB *committed, bool standby)
+insert_counts(TransactionId xid, HTAB *committed, bool standby, bool live)
 {
 	bool		has_commit;
 
 	if (!TransactionIdIsValid(xid))
+		return true;
+	/*
+	 * A running primary reloading an index after a failed change: a
+	 * running xid wrote the record in this server's life (xids of records
+	 * from before a restart are in WAL, so they are never handed out
+	 * again); its entry must be there when it commits.
+	 */
+	if (live && TransactionIdIsInProgress(xid))
 		return true;
 	has_commit = committed != NULL &&
 		hash_search(committed, &xid, HASH_FIND, NULL) != NULL;
@@ -336,7 +344,7 @@ insert_counts(TransactionId xid, HTAB *committed, bool standby)
 /* Apply the records of buf that count; returns how many were applied */
 static uint64
 apply_records(HiIndex *idx, const char *buf, Size len, HTAB *committed,
-			  bool standby, hi_log_apply_fn apply)
+			  bool standby, bool live, hi_log_apply_fn apply)
 {
 	Size		pos;
 	uint64		applied = 0;
@@ -347,7 +355,7 @@ apply_records(HiIndex *idx, const char *buf, Size len, HTAB *committed,
 
 		memcpy(&rec, buf + pos, sizeof(rec));
 		if (rec.type == HI_LOG_DELETE ||
-			(rec.type == HI_LOG_INSERT && insert_counts(rec.xid, committed, standby)))
+			(rec.type == HI_LOG_INSERT && insert_counts(rec.xid, committed, standby, live)))
 		{
 			apply(idx, &rec);
 			applied++;
@@ -367,7 +375,7 @@ apply_records(HiIndex *idx, const char *buf, Size len, HTAB *committed,
  * log_insert says how far this index has followed it (hi_log_follow).
  */
 uint64
-hi_log_replay(HiIndex *idx, hi_log_apply_fn apply)
+hi_log_replay(HiIndex *idx, hi_log_apply_fn apply, bool live)
 {
 	HiIndexShared *sh = idx->sh;
 	char	   *path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
@@ -382,7 +390,7 @@ hi_log_replay(HiIndex *idx, hi_log_apply_fn apply)
 	{
 		HTAB	   *committed = committed_xids(sh, buf, len, &off);
 
-		applied = apply_records(idx, buf, off, committed, standby, apply);
+		applied = apply_records(idx, buf, off, committed, standby, live, apply);
 		hash_destroy(committed);
 		pfree(buf);
 	}
@@ -452,7 +460,7 @@ hi_log_follow(HiIndex *idx, hi_log_apply_fn apply)
 		}
 		if (valid == 0)
 			break;
-		applied += apply_records(idx, buf, valid, NULL, true, apply);
+		applied += apply_records(idx, buf, valid, NULL, true, false, apply);
 		sh->log_insert += valid;
 		sh->log_flushed = sh->log_insert;
 	}

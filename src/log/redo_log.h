@@ -69,7 +69,7 @@ typedef void (*hi_wal_exclusive_fn) (Oid dboid, Oid relnumber, hi_copy_fn fn,
 extern void hi_wal_set_exclusive_hook(hi_wal_exclusive_fn fn);
 extern void hi_wal_log_drop(Oid dboid, Oid flashspc, Oid relnumber);
 
-extern uint64 hi_log_replay(HiIndex *idx, hi_log_apply_fn apply);
+extern uint64 hi_log_replay(HiIndex *idx, hi_log_apply_fn apply, bool live);
 extern bool hi_log_has_more(HiIndexShared *sh);
 extern uint64 hi_log_follow(HiIndex *idx, hi_log_apply_fn apply);
 extern void hi_log_sync(HiIndexShared *sh, bool log_synced);

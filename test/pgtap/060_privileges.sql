@@ -27,7 +27,7 @@ BEGIN;
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS hybrid_index_bench;
 
-SELECT plan(194);
+SELECT plan(195);
 
 \o /dev/null
 -- what a role gets from a statement: 'ok' or 'SQLSTATE: message'
