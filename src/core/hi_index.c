@@ -626,6 +626,47 @@ log_fresh_pages(HiIndex *idx)
 }
 
 /*
+ * The durable part of an index checkpoint (ckpt_lock held exclusively, no
+ * page dirty): fsync the tier files, log the pages written since the last
+ * one and the new map to WAL, replace the map file, empty the log, free
+ * the superseded slots and cut the free tail of each tier file.
+ */
+static void
+write_checkpoint(HiIndex *idx)
+{
+	HiIndexShared *sh = idx->sh;
+	int			t;
+
+	for (t = 0; t < HI_NUM_TIERS; t++)
+		if (pg_fdatasync(hi_file_open(sh, t, false)) != 0)
+			ereport(data_sync_elevel(ERROR),
+					(errcode_for_file_access(),
+					 errmsg("could not fsync tier %s of index \"%s\": %m",
+							hi_tier_suffix(t), hi_index_name(idx))));
+
+	log_fresh_pages(idx);
+	LWLockAcquire(&sh->log_lock, LW_SHARED);
+	sh->meta.ckpt_lsn = sh->log_insert;
+	LWLockRelease(&sh->log_lock);
+	hi_pt_settle(sh);
+	{
+		Size		len;
+		char	   *image = hi_map_image(sh, &len);
+
+		/* copies get the map from WAL before the file here changes */
+		hi_wal_log_map(sh, image, len, sh->meta.ckpt_lsn);
+		hi_map_write_image(sh, image, len);
+		pfree(image);
+	}
+	hi_log_reset(sh, sh->meta.ckpt_lsn);
+	hi_pt_release_pending(sh);
+	/* give the free tail of each tier file back to the file system */
+	for (t = 0; t < HI_NUM_TIERS; t++)
+		hi_file_truncate(sh, t, hi_pt_trim(sh, t));
+	hi_files_report_size(sh, false);
+}
+
+/*
  * Checkpoint: make the index's current state its on-disk base and empty
  * its log.  Caller holds tree_lock exclusively.
  */
@@ -651,33 +692,25 @@ hi_index_checkpoint(HiIndex *idx)
 	LWLockAcquire(&sh->ckpt_lock, LW_EXCLUSIVE);
 	PG_TRY();
 	{
-		for (t = 0; t < HI_NUM_TIERS; t++)
-			if (pg_fdatasync(hi_file_open(sh, t, false)) != 0)
-				ereport(data_sync_elevel(ERROR),
-						(errcode_for_file_access(),
-						 errmsg("could not fsync tier %s of index \"%s\": %m",
-								hi_tier_suffix(t), hi_index_name(idx))));
+		write_checkpoint(idx);
 
-		log_fresh_pages(idx);
-		LWLockAcquire(&sh->log_lock, LW_SHARED);
-		sh->meta.ckpt_lsn = sh->log_insert;
-		LWLockRelease(&sh->log_lock);
-		hi_pt_settle(sh);
+		/*
+		 * Copy-on-write leaves current pages wherever free slots were, so
+		 * after most pages were rewritten the live ones sit at the end of
+		 * a file up to twice their size, above the slots this checkpoint
+		 * just freed.  A second round moves them down into those slots
+		 * and writes the map again, so that the end of the file is cut
+		 * off now (a primary's files; copies follow the maps in WAL).
+		 */
+		if (!RecoveryInProgress() && hi_pt_compaction_wanted(sh))
 		{
-			Size		len;
-			char	   *image = hi_map_image(sh, &len);
+			int			moved = 0;
 
-			/* copies get the map from WAL before the file here changes */
-			hi_wal_log_map(sh, image, len, sh->meta.ckpt_lsn);
-			hi_map_write_image(sh, image, len);
-			pfree(image);
+			for (t = 0; t < HI_NUM_TIERS; t++)
+				moved += hi_tier_compact(sh, t);
+			if (moved > 0)
+				write_checkpoint(idx);
 		}
-		hi_log_reset(sh, sh->meta.ckpt_lsn);
-		hi_pt_release_pending(sh);
-		/* give the free tail of each tier file back to the file system */
-		for (t = 0; t < HI_NUM_TIERS; t++)
-			hi_file_truncate(sh, t, hi_pt_trim(sh, t));
-		hi_files_report_size(sh, false);
 	}
 	PG_FINALLY();
 	{

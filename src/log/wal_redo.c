@@ -635,7 +635,13 @@ apply_map(void *arg)
 
 	/* pages first: every one the map references is then in place */
 	ok = apply_pending(c);
-	if (ok && m->xl->position > c->base)
+
+	/*
+	 * An equal position is a later map of the same checkpoint (its second
+	 * round moved pages down to shrink the files): WAL order says it is
+	 * the newer one.
+	 */
+	if (ok && m->xl->position >= c->base)
 	{
 		char	   *path = copy_path(c, c->key.spcoid, "map");
 		char	   *tmp = psprintf("%s.tmp", path);

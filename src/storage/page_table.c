@@ -405,6 +405,85 @@ hi_pt_trim(HiIndexShared *sh, int tier)
 	return n;
 }
 
+/*
+ * Pages to move down at a checkpoint so that the end of a tier file can be
+ * cut off (hi_tier_compact): copy-on-write leaves the current versions
+ * wherever free slots were when they were written, so after rewrites of
+ * most pages between two checkpoints the live pages sit in the upper half
+ * of a file twice their size.  Returns the pages of the highest live slots
+ * that the free slots below them can take, highest first, or none while
+ * the file is within HI_COMPACT_SLACK of its live pages.  ckpt_lock held
+ * exclusively.
+ */
+#define HI_COMPACT_SLACK(used)	((used) / 8 + 16)
+
+/* Is any tier file longer than its live pages and the slack? */
+bool
+hi_pt_compaction_wanted(HiIndexShared *sh)
+{
+	bool		want = false;
+	int			t;
+
+	LWLockAcquire(&sh->map_lock, LW_SHARED);
+	for (t = 0; t < HI_NUM_TIERS; t++)
+		if (sh->nslots[t] > sh->used_slots[t] + HI_COMPACT_SLACK(sh->used_slots[t]))
+			want = true;
+	LWLockRelease(&sh->map_lock);
+	return want;
+}
+
+uint32 *
+hi_pt_compaction_plan(HiIndexShared *sh, int tier, Size *n)
+{
+	uint8	   *map;
+	uint32	   *pt;
+	uint32	   *owner;
+	uint32	   *out = NULL;
+	uint32		nslots;
+	uint32		p;
+	uint32		lo,
+				hi;
+	Size		cnt = 0;
+
+	*n = 0;
+	LWLockAcquire(&sh->map_lock, LW_SHARED);
+	nslots = sh->nslots[tier];
+	if (nslots <= sh->used_slots[tier] + HI_COMPACT_SLACK(sh->used_slots[tier]) ||
+		!DsaPointerIsValid(sh->pt))
+	{
+		LWLockRelease(&sh->map_lock);
+		return NULL;
+	}
+	map = slot_array(sh, tier);
+	pt = pt_array(sh);
+	owner = palloc_extended(sizeof(uint32) * nslots, MCXT_ALLOC_HUGE);
+	memset(owner, 0xff, sizeof(uint32) * nslots);
+	for (p = 0; p < sh->pt_cap; p++)
+		if (HI_PTE_MAPPED(pt[p]) && HI_PTE_TIER(pt[p]) == tier &&
+			HI_PTE_SLOT(pt[p]) < nslots)
+			owner[HI_PTE_SLOT(pt[p])] = p;
+	out = palloc_extended(sizeof(uint32) * Max(sh->used_slots[tier], 1), MCXT_ALLOC_HUGE);
+	/* pair the lowest free slots with the highest live ones */
+	lo = 0;
+	hi = nslots;
+	for (;;)
+	{
+		while (lo < hi && map[lo] != HI_SLOT_FREE)
+			lo++;
+		while (hi > lo && (owner[hi - 1] == PG_UINT32_MAX || !HI_SLOT_IN_USE(map[hi - 1])))
+			hi--;
+		if (hi == 0 || lo >= hi - 1)
+			break;
+		out[cnt++] = owner[hi - 1];
+		lo++;
+		hi--;
+	}
+	LWLockRelease(&sh->map_lock);
+	pfree(owner);
+	*n = cnt;
+	return out;
+}
+
 void
 hi_pt_count(HiIndexShared *sh, uint64 *pages_per_tier)
 {

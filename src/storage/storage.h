@@ -107,6 +107,8 @@ extern bool hi_pt_remap_if(HiIndexShared *sh, uint32 pageno, uint32 expect,
 						   uint32 new_pte);
 extern uint32 *hi_pt_collect(HiIndexShared *sh, int tier, bool leaves, Size *n);
 extern uint32 *hi_pt_fresh_pages(HiIndexShared *sh, Size *n);
+extern uint32 *hi_pt_compaction_plan(HiIndexShared *sh, int tier, Size *n);
+extern bool hi_pt_compaction_wanted(HiIndexShared *sh);
 extern void hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte);
 extern void hi_pt_settle(HiIndexShared *sh);
 extern void hi_pt_release_pending(HiIndexShared *sh);
@@ -118,6 +120,7 @@ extern void hi_pt_check(HiIndexShared *sh);
 
 /* ---- storage/tier_move.c ---- */
 extern int	hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier);
+extern int	hi_tier_compact(HiIndexShared *sh, int tier);
 
 /* ---- storage/page_store.c ---- */
 

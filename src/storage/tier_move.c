@@ -18,9 +18,13 @@
 #include "base/hi_base.h"
 #include "storage/storage.h"
 
-/* Returns the number of pages moved */
-int
-hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
+/*
+ * Move pages to fresh slots of to_tier.  compact: a checkpoint moves pages
+ * down within their tier (it holds ckpt_lock exclusively); a page is moved
+ * only into a slot below its own.  Returns the number of pages moved.
+ */
+static int
+move_pages(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier, bool compact)
 {
 	uint32		psize = sh->meta.page_size;
 	int			depth = Max(hi_io_depth, 1);
@@ -34,6 +38,7 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 	char	   *path = hi_slot_path(sh, to_tier);
 	int			moved = 0;
 	int			start;
+	bool		done = false;
 
 	for (start = 0; start < n; start += depth)
 	{
@@ -42,14 +47,15 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 		int			i;
 
 		/* a checkpoint must not free the old slots before we remap */
-		LWLockAcquire(&sh->ckpt_lock, LW_SHARED);
+		if (!compact)
+			LWLockAcquire(&sh->ckpt_lock, LW_SHARED);
 		PG_TRY();
 		{
 			for (i = start; i < Min(n, start + depth); i++)
 			{
 				uint32		e = hi_pt_get(sh, pagenos[i]);
 
-				if (!HI_PTE_MAPPED(e) || HI_PTE_TIER(e) == to_tier)
+				if (!HI_PTE_MAPPED(e) || (HI_PTE_TIER(e) == to_tier) != compact)
 					continue;
 				which[cnt] = pagenos[i];
 				pages[cnt] = bufs + (Size) cnt * psize;
@@ -58,7 +64,7 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 			hi_store_read_pages(sh, NULL, which, cnt, pages, old);
 			/* a page another backend moved meanwhile is where it belongs */
 			for (i = 0; i < cnt; i++)
-				if (HI_PTE_TIER(old[i]) != to_tier)
+				if ((HI_PTE_TIER(old[i]) != to_tier) != compact)
 				{
 					which[keep] = which[i];
 					old[keep] = old[i];
@@ -72,6 +78,14 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 				{
 					uint32		slot = hi_pt_alloc_slot(sh, to_tier);
 
+					if (compact && slot > HI_PTE_SLOT(old[i]))
+					{
+						/* no free slot below it left: the rest stay */
+						hi_pt_unalloc_slot(sh, to_tier, slot);
+						cnt = i;
+						done = true;
+						break;
+					}
 					new[i] = HI_PTE_MAKE(to_tier, slot, HI_PTE_UPPER(old[i]));
 					reqs[i].fd = hi_file_open(sh, to_tier, false);
 					reqs[i].tier = to_tier;
@@ -82,7 +96,8 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 				}
 				PG_TRY();
 				{
-					hi_io_batch(sh, reqs, cnt, true);
+					if (cnt > 0)
+						hi_io_batch(sh, reqs, cnt, true);
 				}
 				PG_CATCH();
 				{
@@ -102,9 +117,12 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 		}
 		PG_FINALLY();
 		{
-			LWLockRelease(&sh->ckpt_lock);
+			if (!compact)
+				LWLockRelease(&sh->ckpt_lock);
 		}
 		PG_END_TRY();
+		if (done)
+			break;
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(mem);
@@ -113,5 +131,34 @@ hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
 	pfree(old);
 	pfree(new);
 	pfree(which);
+	return moved;
+}
+
+/* Move pages to the other tier (placement policies) */
+int
+hi_tier_move(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier)
+{
+	return move_pages(sh, pagenos, n, to_tier, false);
+}
+
+/*
+ * At a checkpoint (ckpt_lock held exclusively, no page dirty): move the
+ * pages of a tier's highest slots into its lowest free ones, so that the
+ * checkpoint cuts the end of the file off (their old slots are PENDING
+ * until the new map file is written).  The moved pages are fresh: the
+ * checkpoint logs them to WAL like any page written since the last one.
+ */
+int
+hi_tier_compact(HiIndexShared *sh, int tier)
+{
+	Size		n;
+	uint32	   *pages = hi_pt_compaction_plan(sh, tier, &n);
+	int			moved = 0;
+
+	if (pages == NULL)
+		return 0;
+	if (n > 0)
+		moved = move_pages(sh, pages, (int) n, tier, true);
+	pfree(pages);
 	return moved;
 }
