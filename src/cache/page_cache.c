@@ -453,14 +453,18 @@ hi_cache_read(HiIndex *idx, uint32 pageno)
 }
 
 /*
- * A buffer manager of its own (eFIND's flushes) wrote new stored versions
- * of n pages; the caller holds tree_lock exclusively.  Copies cached here
- * get the new contents, so the cache never serves an older version.
+ * Hand the current versions of n distinct pages to the cache as dirty
+ * frames instead of writing them now: eviction and the index checkpoint
+ * write them, in batches, like every dirty page (eFIND's flushes when it
+ * shares the cache).  The caller holds the index's tree_lock exclusively.
  */
 void
-hi_cache_refresh(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages)
+hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages)
 {
 	HiFrameTag	tag;
+	HiFrame    *frames = palloc(sizeof(HiFrame) * Max(n, 1));
+	int		   *miss = palloc(sizeof(int) * Max(n, 1));
+	int			nmiss = 0;
 	int			i;
 
 	cache_ensure_local();
@@ -470,23 +474,50 @@ hi_cache_refresh(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages)
 	for (i = 0; i < n; i++)
 	{
 		HiFrame		f;
-		HiFrameDesc *d;
-		bool		valid;
 
 		tag.pageno = pagenos[i];
 		f = cache_lookup_pin(&tag);
 		if (f < 0)
+		{
+			miss[nmiss++] = i;
 			continue;
+		}
+		/* a read-in or a write-out of it ends first */
 		cache_wait_io(f);
-		d = &cache_descs[f];
-		SpinLockAcquire(&d->hdr);
-		valid = (d->flags & FR_VALID) != 0;
-		SpinLockRelease(&d->hdr);
-		/* a frame whose read-in failed holds nothing to refresh */
-		if (valid)
-			memcpy(hi_frame_data(f), pages[i], idx->page_size);
+		memcpy(hi_frame_data(f), pages[i], idx->page_size);
+		SpinLockAcquire(&cache_descs[f].hdr);
+		cache_descs[f].flags |= FR_VALID | FR_DIRTY;
+		SpinLockRelease(&cache_descs[f].hdr);
 		cache_unpin(f);
 	}
+	if (nmiss == 0)
+		return;
+	/* the missing ones take free frames together (one batch of victims) */
+	cache_get_free_frames(idx, frames, nmiss);
+	for (i = 0; i < nmiss; i++)
+	{
+		HiFrame		f = frames[i];
+		bool		ours;
+
+		tag.pageno = pagenos[miss[i]];
+		/* an older version parked while the disk was full is superseded */
+		if (hi_spill_any())
+			(void) hi_spill_take(tag.slotno, tag.generation, tag.pageno, hi_frame_data(f));
+		memcpy(hi_frame_data(f), pages[miss[i]], idx->page_size);
+		f = map_frame(f, &tag, FR_VALID | FR_DIRTY, &ours);
+		if (!ours)
+		{
+			/* cached meanwhile (a reader of a clean copy): overwrite it */
+			cache_wait_io(f);
+			memcpy(hi_frame_data(f), pages[miss[i]], idx->page_size);
+			SpinLockAcquire(&cache_descs[f].hdr);
+			cache_descs[f].flags |= FR_VALID | FR_DIRTY;
+			SpinLockRelease(&cache_descs[f].hdr);
+		}
+		cache_unpin(f);
+	}
+	pfree(frames);
+	pfree(miss);
 }
 
 /* A frame for a brand-new page (zeroed, dirty, pinned) */

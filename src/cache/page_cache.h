@@ -20,8 +20,8 @@ extern int	hi_cache_batch_limit(HiIndex *idx);
 extern void hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n,
 								HiFrame *frames);
 extern HiFrame hi_cache_new_page(HiIndex *idx, uint32 pageno);
-extern void hi_cache_refresh(HiIndex *idx, const uint32 *pagenos, int n,
-							 char *const *pages);
+extern void hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n,
+								char *const *pages);
 extern char *hi_frame_data(HiFrame f);
 extern void hi_frame_begin_write(HiFrame f);
 extern void hi_frame_mark_dirty(HiFrame f);

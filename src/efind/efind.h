@@ -372,8 +372,7 @@ extern void ef_rb_snapshot(Ef *ef, uint32 **pagenos, char **pages, int *n);
 
 extern void ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out,
 						bool for_flush);
-extern void ef_retrieve_refresh(Ef *ef, const uint32 *pagenos, int n,
-								char *const *pages);
+extern void ef_retrieve_write(Ef *ef, const uint32 *pagenos, int n, char **pages);
 
 /* ---- temporal control (efind_temporal.c) ---- */
 

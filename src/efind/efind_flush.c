@@ -21,7 +21,10 @@
  *		ef_wb_areas); a buffer without area (points only) gives weight 1;
  *	 9-11 retrieve the unit's current pages (Alg. 2);
  *	 13	write them in one batch (hi_store_write: copy-on-write into
- *		fresh slots, then the page table points at them);
+ *		fresh slots, then the page table points at them), or, when the
+ *		index shares the page cache (no buffer_size), hand them to it as
+ *		dirty pages that eviction and the checkpoint write in batches, so
+ *		that no insert waits for a device write while it holds the lock;
  *	 12	temporal control of reads (Alg. 5) for each written page -- after
  *		the write rather than before, so the read buffer never holds a
  *		version that a failed write did not store;
@@ -48,24 +51,104 @@ typedef struct Cand
 	double		oarea;
 } Cand;
 
-static int
-cmp_stamp(const void *a, const void *b)
+/* (stamp, page id): a total order, so the k oldest are one set */
+static inline bool
+older(const Cand *c, uint32 a, uint32 b)
 {
-	const Cand *x = (const Cand *) a;
-	const Cand *y = (const Cand *) b;
-
-	if (x->stamp != y->stamp)
-		return x->stamp < y->stamp ? -1 : 1;
-	return x->pageno < y->pageno ? -1 : (x->pageno > y->pageno ? 1 : 0);
+	if (c[a].stamp != c[b].stamp)
+		return c[a].stamp < c[b].stamp;
+	return c[a].pageno < c[b].pageno;
 }
 
-static int
-cmp_pageno_cand(const void *a, const void *b)
+static inline void
+swap_u32(uint32 *a, uint32 *b)
 {
-	uint32		x = ((const Cand *) a)->pageno;
-	uint32		y = ((const Cand *) b)->pageno;
+	uint32		t = *a;
 
-	return x < y ? -1 : (x > y ? 1 : 0);
+	*a = *b;
+	*b = t;
+}
+
+/*
+ * Put the indexes of the k oldest candidates first in ord[], in no
+ * particular order (Hoare's selection, expected linear time).  A flush
+ * runs after nearly every insertion once the write buffer is full; sorting
+ * the whole Write Buffer Table by age there was most of an insertion's CPU.
+ */
+static void
+select_oldest(const Cand *c, uint32 *ord, int n, int k)
+{
+	int			lo = 0,
+				hi = n - 1;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		uint32		pivot;
+		int			i = lo,
+					j = hi;
+
+		/* median of three as the pivot */
+		if (older(c, ord[mid], ord[lo]))
+			swap_u32(&ord[mid], &ord[lo]);
+		if (older(c, ord[hi], ord[lo]))
+			swap_u32(&ord[hi], &ord[lo]);
+		if (older(c, ord[hi], ord[mid]))
+			swap_u32(&ord[hi], &ord[mid]);
+		pivot = ord[mid];
+		while (i <= j)
+		{
+			while (older(c, ord[i], pivot))
+				i++;
+			while (older(c, pivot, ord[j]))
+				j--;
+			if (i <= j)
+			{
+				swap_u32(&ord[i], &ord[j]);
+				i++;
+				j--;
+			}
+		}
+		/* [lo, j] before the pivot, [i, hi] after it */
+		if (k - 1 <= j)
+			hi = j;
+		else if (k - 1 >= i)
+			lo = i;
+		else
+			break;
+	}
+}
+
+/* page id << 32 | index into the candidates: sorted as plain integers */
+#define ST_SORT sort_keys
+#define ST_ELEMENT_TYPE uint64
+#define ST_COMPARE(a, b) (*(a) < *(b) ? -1 : (*(a) > *(b) ? 1 : 0))
+#define ST_SCOPE static
+#define ST_DECLARE
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* The candidate of a page among the sorted keys (it is there) */
+static const Cand *
+find_cand(const Cand *cands, const uint64 *keys, int n, uint32 pageno)
+{
+	int			lo = 0,
+				hi = n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		uint32		p = (uint32) (keys[mid] >> 32);
+
+		if (p == pageno)
+			return &cands[(uint32) keys[mid]];
+		if (p < pageno)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	elog(ERROR, "efind: page %u of a flushing unit is not a candidate", pageno);
+	return NULL;
 }
 
 static int
@@ -134,8 +217,7 @@ write_pages(Ef *ef, const uint32 *pagenos, int n)
 	for (i = 0; i < n; i++)
 		bufs[i] = ef_alloc_page(CurrentMemoryContext, ef->st->page_size);
 	ef_retrieve(ef, pagenos, n, bufs, true);
-	hi_store_write(ef->sh, bufs, n);
-	ef_retrieve_refresh(ef, pagenos, n, bufs);
+	ef_retrieve_write(ef, pagenos, n, bufs);
 	for (i = 0; i < n; i++)
 		ef_tc_after_write(ef, pagenos[i], bufs[i]);
 	LWLockAcquire(&ef->slot->wb_lock, LW_EXCLUSIVE);
@@ -160,6 +242,8 @@ choose_unit(Ef *ef, int *nchosen)
 	int			count = 0;
 	Cand	   *cands = palloc(sizeof(Cand) * Max(st->wb.n, 1));
 	uint32	   *pages;
+	uint32	   *ord;
+	uint64	   *keys;
 	uint32	   *filtered;
 	int			noldest,
 				nfiltered;
@@ -198,20 +282,31 @@ choose_unit(Ef *ef, int *nchosen)
 	if (count == 0)
 		return NULL;
 
-	/* line 1: the p % oldest entries, at least one unit's worth */
-	qsort(cands, count, sizeof(Cand), cmp_stamp);
+	/*
+	 * line 1: the p % oldest entries, at least one unit's worth; only
+	 * they can be chosen, so only they are sorted, by page id (line 3),
+	 * which is also how their entries are found below
+	 */
 	noldest = (int) ceil((double) count * st->cfg.flush_percent / 100.0);
 	noldest = Min(count, Max(noldest, Min(s, count)));
+	ord = palloc(sizeof(uint32) * count);
+	for (i = 0; i < count; i++)
+		ord[i] = i;
+	if (noldest < count)
+		select_oldest(cands, ord, count, noldest);
+	keys = palloc(sizeof(uint64) * noldest);
+	for (i = 0; i < noldest; i++)
+		keys[i] = ((uint64) cands[ord[i]].pageno << 32) | ord[i];
+	sort_keys(keys, noldest);
 	pages = palloc(sizeof(uint32) * noldest);
 	for (i = 0; i < noldest; i++)
-		pages[i] = cands[i].pageno;
+		pages[i] = (uint32) (keys[i] >> 32);
 
 	/* line 2: temporal control of writes */
 	filtered = ef_tc_filter_writes(ef, pages, noldest, &nfiltered);
 
-	/* line 3: by page id; the candidates too, to find their entries */
+	/* line 3: by page id (the filter may reorder) */
 	qsort(filtered, nfiltered, sizeof(uint32), cmp_u32);
-	qsort(cands, count, sizeof(Cand), cmp_pageno_cand);
 
 	/* lines 4-7: flushing units of s pages, the one with the greatest degree */
 	nunits = (nfiltered + s - 1) / s;
@@ -224,12 +319,8 @@ choose_unit(Ef *ef, int *nchosen)
 
 		for (i = 0; i < n; i++)
 		{
-			Cand		key;
-			Cand	   *c;
+			const Cand *c = find_cand(cands, keys, noldest, filtered[u * s + i]);
 
-			key.pageno = filtered[u * s + i];
-			c = bsearch(&key, cands, count, sizeof(Cand), cmp_pageno_cand);
-			Assert(c != NULL);
 			unit[i] = c->e;
 			marea[i] = c->marea;
 			oarea[i] = c->oarea;
@@ -269,11 +360,8 @@ choose_unit(Ef *ef, int *nchosen)
 	last->total_oarea = total_oarea;
 	for (i = 0; i < *nchosen && i < EF_LAST_FLUSH_SHOWN; i++)
 	{
-		Cand		key;
-		Cand	   *c;
+		const Cand *c = find_cand(cands, keys, noldest, chosen[i]);
 
-		key.pageno = chosen[i];
-		c = bsearch(&key, cands, count, sizeof(Cand), cmp_pageno_cand);
 		last->pages[i].pageno = c->pageno;
 		last->pages[i].h = c->e->level;
 		last->pages[i].mod_count = c->e->mod_count;

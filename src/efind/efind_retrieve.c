@@ -21,8 +21,10 @@
  * GiST index reads through shared buffers: with the paper's 512 kB alone,
  * every insertion's descent read leaves from the device while holding
  * tree_lock (0.60x GiST's single-row INSERT throughput).  With a budget the
- * paper's memory model is kept exactly.  Flushes write the new stored
- * versions through to the cached copies (ef_retrieve_refresh).
+ * paper's memory model is kept exactly.  There, flushes hand the new
+ * stored versions to the cache as dirty pages (ef_retrieve_write), which
+ * eviction and the checkpoint write in batches: an insertion that flushes
+ * does not wait for the device while holding tree_lock either.
  */
 #include "postgres.h"
 
@@ -73,11 +75,18 @@ read_through_cache(Ef *ef, const uint32 *pagenos, int n, char **bufs)
  * New stored versions of n pages were written (caller holds tree_lock
  * exclusively): copies in the shared page cache get them too.
  */
+/*
+ * Store the flushed versions of n pages: with the paper's buffer model
+ * (buffer_size), written at once in one batch; sharing the page cache,
+ * handed to it as dirty pages (written by eviction or the checkpoint).
+ */
 void
-ef_retrieve_refresh(Ef *ef, const uint32 *pagenos, int n, char *const *pages)
+ef_retrieve_write(Ef *ef, const uint32 *pagenos, int n, char **pages)
 {
 	if (shared_cache(ef))
-		hi_cache_refresh(ef->idx, pagenos, n, pages);
+		hi_cache_write_back(ef->idx, pagenos, n, pages);
+	else
+		hi_store_write(ef->sh, pages, n);
 }
 
 /*

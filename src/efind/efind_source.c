@@ -53,6 +53,7 @@
 #include "access/xact.h"
 #include "utils/memutils.h"
 
+#include "cache/page_cache.h"
 #include "efind/efind.h"
 
 typedef struct EfHandle
@@ -274,6 +275,8 @@ src_flush_all(HiIndex *idx)
 
 	ef_get(idx, &ef);
 	ef_flush_all(&ef);
+	/* what the flushes handed to the shared cache (ef_retrieve_write) */
+	hi_cache_flush_index(idx->sh, idx->slotno);
 }
 
 const HiPageSource efind_source = {

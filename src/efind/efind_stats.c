@@ -11,6 +11,7 @@
 
 #include <math.h>
 
+#include "cache/page_cache.h"
 #include "efind/efind.h"
 #include "storage/storage.h"
 #include "log/redo_log.h"
@@ -197,7 +198,8 @@ ef_append_json(HiIndex *idx, StringInfo buf)
 /*
  * efind's part of hybrid_index_check: the Write Buffer Table's invariants,
  * the read buffer's lists, and every cached page equal to its stored
- * version (Alg. 5 keeps them so after every flush).
+ * version (Alg. 5 keeps them so after every flush) -- the shared cache's
+ * copy where the index shares it (flushes leave pages dirty there).
  */
 void
 ef_check(HiIndex *idx)
@@ -220,8 +222,25 @@ ef_check(HiIndex *idx)
 	{
 		char	   *stored = ef_alloc_page(CurrentMemoryContext, ef.st->page_size);
 
-		hi_store_read(ef.sh, &pagenos[i], 1, &stored);
-		if (memcmp(stored, pages + (Size) i * ef.st->page_size, ef.st->page_size) != 0)
+		if (ef.sh->budget_frames == 0)
+		{
+			/* sharing the cache, flushes leave the newest version there */
+			HiFrame		f;
+
+			hi_cache_read_batch(idx, &pagenos[i], 1, &f);
+			memcpy(stored, hi_frame_data(f), ef.st->page_size);
+			hi_frame_release(f);
+		}
+		else
+			hi_store_read(ef.sh, &pagenos[i], 1, &stored);
+		/*
+		 * The checksum field aside: it is set when a page is written to
+		 * its tier file, and a flush into the shared cache hands the read
+		 * buffer the page before that
+		 */
+		if (memcmp(stored + sizeof(uint32),
+				   pages + (Size) i * ef.st->page_size + sizeof(uint32),
+				   ef.st->page_size - sizeof(uint32)) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("index \"%s\" is corrupted", hi_index_name(idx)),
