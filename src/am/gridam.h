@@ -117,7 +117,7 @@ typedef struct HgridOptions
 	int			optane_capacity;	/* kB, -1: GUC, 0: unlimited */
 } HgridOptions;
 
-#define HGRID_BUFFER_KB_DEFAULT		8192	/* thesis 4.3.4: 8 MB */
+#define HGRID_BUFFER_KB_DEFAULT		65536	/* 64 MB, taken as used; the thesis (4.3.4) had 8 MB */
 #define HGRID_BUFFER_SPLIT_DEFAULT	25	/* % for directories: buckets get the rest */
 #define HGRID_SELECTIVITY_DEFAULT	1.5
 #define HGRID_WINDOW_DEFAULT		10000

@@ -520,6 +520,30 @@ hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pag
 	pfree(miss);
 }
 
+/*
+ * Does the cache hold a version of a page that may not be in its tier file
+ * yet (cached, or parked while the disk was full)?
+ */
+bool
+hi_cache_holds(HiIndex *idx, uint32 pageno)
+{
+	HiFrameTag	tag;
+	HiFrame		f;
+
+	cache_ensure_local();
+	memset(&tag, 0, sizeof(tag));
+	tag.slotno = idx->slotno;
+	tag.generation = idx->generation;
+	tag.pageno = pageno;
+	f = cache_lookup_pin(&tag);
+	if (f >= 0)
+	{
+		cache_unpin(f);
+		return true;
+	}
+	return hi_spill_has(tag.slotno, tag.generation, pageno);
+}
+
 /* A frame for a brand-new page (zeroed, dirty, pinned) */
 HiFrame
 hi_cache_new_page(HiIndex *idx, uint32 pageno)

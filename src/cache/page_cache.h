@@ -20,6 +20,7 @@ extern int	hi_cache_batch_limit(HiIndex *idx);
 extern void hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n,
 								HiFrame *frames);
 extern HiFrame hi_cache_new_page(HiIndex *idx, uint32 pageno);
+extern bool hi_cache_holds(HiIndex *idx, uint32 pageno);
 extern void hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n,
 								char *const *pages);
 extern char *hi_frame_data(HiFrame f);
@@ -34,6 +35,7 @@ extern void hi_spill_shmem_init(int nentries);
 extern bool hi_spill_any(void);
 extern bool hi_spill_put(uint32 slotno, uint32 generation, uint32 pageno,
 						 const char *page, uint32 len);
+extern bool hi_spill_has(uint32 slotno, uint32 generation, uint32 pageno);
 extern bool hi_spill_take(uint32 slotno, uint32 generation, uint32 pageno, char *dst);
 extern void hi_spill_flush(HiIndexShared *sh, int slotno);
 extern void hi_spill_discard(int slotno, uint32 generation);

@@ -112,6 +112,21 @@ hi_spill_put(uint32 slotno, uint32 generation, uint32 pageno,
 	return true;
 }
 
+/* Is a page parked? */
+bool
+hi_spill_has(uint32 slotno, uint32 generation, uint32 pageno)
+{
+	SpillKey	key = {slotno, generation, pageno};
+	bool		found;
+
+	if (!hi_spill_any())
+		return false;
+	LWLockAcquire(spill_lock, LW_SHARED);
+	found = hash_search(spill_map, &key, HASH_FIND, NULL) != NULL;
+	LWLockRelease(spill_lock);
+	return found;
+}
+
 /* Take a parked page back into dst; false if it is not parked */
 bool
 hi_spill_take(uint32 slotno, uint32 generation, uint32 pageno, char *dst)

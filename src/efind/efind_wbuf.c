@@ -23,6 +23,7 @@
  */
 #include "postgres.h"
 
+#include "cache/page_cache.h"
 #include "rtree/rtree.h"
 #include "efind/efind.h"
 #include "storage/storage.h"
@@ -495,7 +496,9 @@ ef_wb_check(Ef *ef)
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("efind write buffer: NEW page %u already has a stored version",
 							e->pageno)));
-		if (e->status == EF_STATUS_MOD && !HI_PTE_MAPPED(pte))
+		/* sharing the cache, a flushed page may be there only (dirty) */
+		if (e->status == EF_STATUS_MOD && !HI_PTE_MAPPED(pte) &&
+			!(ef->sh->budget_frames == 0 && hi_cache_holds(ef->idx, e->pageno)))
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("efind write buffer: modified page %u has no stored version",

@@ -183,7 +183,8 @@ typedef struct GridBuf
 	int			hash_cap;		/* power of two */
 	dsa_pointer descs;
 	dsa_pointer hash;
-	dsa_pointer data;
+	dsa_pointer chunks;			/* dsa_pointer per GB_CHUNK_FRAMES frames' pages,
+								 * allocated when first used */
 	GridBufStats st;
 } GridBuf;
 

@@ -86,12 +86,38 @@ hash_of(GridBuf *b)
 	return (int32 *) dsa_get_address(hi_dsa(), b->hash);
 }
 
+/*
+ * Frame pages live in chunks allocated when a frame of theirs is first
+ * used, so that a large buffer_size costs memory only as the index's pages
+ * fill it (a small index never takes all of it).
+ */
+#define GB_CHUNK_FRAMES 64
+
+static inline dsa_pointer *
+chunks_of(GridBuf *b)
+{
+	return (dsa_pointer *) dsa_get_address(hi_dsa(), b->chunks);
+}
+
 static inline char *
 frame_data(GridShared *gs, GridBuf *b, int f)
 {
-	char	   *base = (char *) TYPEALIGN(HI_IO_ALIGN, dsa_get_address(hi_dsa(), b->data));
+	dsa_pointer c = chunks_of(b)[f / GB_CHUNK_FRAMES];
+	char	   *base = (char *) TYPEALIGN(HI_IO_ALIGN, dsa_get_address(hi_dsa(), c));
 
-	return base + (Size) f * gs->page_size;
+	return base + (Size) (f % GB_CHUNK_FRAMES) * gs->page_size;
+}
+
+/* Give frame f's chunk its memory before f is first used (buf_lock held) */
+static void
+ensure_chunk(GridShared *gs, GridBuf *b, int f)
+{
+	dsa_pointer *c = chunks_of(b) + f / GB_CHUNK_FRAMES;
+
+	if (!DsaPointerIsValid(*c))
+		*c = dsa_allocate_extended(hi_dsa(),
+								   (Size) GB_CHUNK_FRAMES * gs->page_size + HI_IO_ALIGN,
+								   DSA_ALLOC_HUGE);
 }
 
 static inline uint32
@@ -303,8 +329,9 @@ gbuf_init(Grid *g, int which, int hot, int cold)
 		b->hash_cap *= 2;
 	b->descs = dsa_allocate_extended(area, sizeof(GridBufDesc) * b->nframes, DSA_ALLOC_HUGE);
 	b->hash = dsa_allocate_extended(area, sizeof(int32) * b->hash_cap, DSA_ALLOC_HUGE);
-	b->data = dsa_allocate_extended(area, (Size) b->nframes * gs->page_size + HI_IO_ALIGN,
-									DSA_ALLOC_HUGE);
+	b->chunks = dsa_allocate_extended(area, sizeof(dsa_pointer) *
+									  ((b->nframes + GB_CHUNK_FRAMES - 1) / GB_CHUNK_FRAMES),
+									  DSA_ALLOC_HUGE | DSA_ALLOC_ZERO);
 	d = descs_of(b);
 	h = hash_of(b);
 	memset(h, 0xFF, sizeof(int32) * b->hash_cap);
@@ -324,9 +351,17 @@ gbuf_free(GridShared *gs, int which)
 		dsa_free(area, b->descs);
 	if (DsaPointerIsValid(b->hash))
 		dsa_free(area, b->hash);
-	if (DsaPointerIsValid(b->data))
-		dsa_free(area, b->data);
-	b->descs = b->hash = b->data = InvalidDsaPointer;
+	if (DsaPointerIsValid(b->chunks))
+	{
+		dsa_pointer *c = chunks_of(b);
+		int			i;
+
+		for (i = 0; i < (b->nframes + GB_CHUNK_FRAMES - 1) / GB_CHUNK_FRAMES; i++)
+			if (DsaPointerIsValid(c[i]))
+				dsa_free(area, c[i]);
+		dsa_free(area, b->chunks);
+	}
+	b->descs = b->hash = b->chunks = InvalidDsaPointer;
 }
 
 /* ---- write-out ---- */
@@ -513,6 +548,7 @@ get_frame(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
 			return -1;
 	}
 	f = b->free_head;
+	ensure_chunk(g->gs, b, f);
 	b->free_head = d[f].next;
 	d[f].next = -1;
 	return f;
