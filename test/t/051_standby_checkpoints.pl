@@ -141,6 +141,34 @@ for my $e (@ams)
 	HiTest::full_check($s1, 'postgres', "$e->{am} on the standby after its restart", "c_$e->{am}", "c_$e->{am}_idx");
 }
 
+# ---- a crash of the standby while index checkpoints replay ----
+# Its recovery starts again from its last restartpoint, before PAGES and
+# MAP records it had already replayed: the pages it had parked or written
+# are parked and written again, and the index answers exactly
+for my $round (1 .. 2)
+{
+	for my $e (@ams)
+	{
+		my $am = $e->{am};
+		my $base = 2000000 + 100000 * $round;
+		P(qq{INSERT INTO c_$am SELECT $base + i, ST_MakePoint(random() * 1000, random() * 1000)
+			FROM generate_series(1, 3000) i;
+			DELETE FROM c_$am WHERE id % 13 = $round;});
+	}
+	$primary->wait_for_catchup($s1);
+	$s1->stop('immediate');
+	$s1->start;
+	$s1->poll_query_until('postgres', 'SELECT pg_is_in_recovery()') or die 'no hot standby';
+	$primary->wait_for_catchup($s1);
+	for my $e (@ams)
+	{
+		HiTest::full_check($s1, 'postgres', "$e->{am} on the standby after a crash during checkpoint replay (round $round)",
+			"c_$e->{am}", "c_$e->{am}_idx");
+	}
+}
+is(scalar(grep { /\.stale$/ } HiTest::hyb_files($s1->data_dir)), 0,
+	'the standby marked nothing stale after its crashes');
+
 # ---- a copy whose map file is older than its log ----
 # What a base backup copies when an index checkpoints between its map file
 # and its log: replay finds the log lacking records it needs, marks the
