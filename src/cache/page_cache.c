@@ -452,6 +452,18 @@ hi_cache_read(HiIndex *idx, uint32 pageno)
 	return f;
 }
 
+/* A pinned frame gets a newer version of its page, dirty */
+static void
+overwrite_frame(HiFrame f, const char *page, uint32 page_size)
+{
+	/* a read-in or a write-out of it ends first */
+	cache_wait_io(f);
+	memcpy(hi_frame_data(f), page, page_size);
+	SpinLockAcquire(&cache_descs[f].hdr);
+	cache_descs[f].flags |= FR_VALID | FR_DIRTY;
+	SpinLockRelease(&cache_descs[f].hdr);
+}
+
 /*
  * Hand the current versions of n distinct pages to the cache as dirty
  * frames instead of writing them now: eviction and the index checkpoint
@@ -482,12 +494,7 @@ hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pag
 			miss[nmiss++] = i;
 			continue;
 		}
-		/* a read-in or a write-out of it ends first */
-		cache_wait_io(f);
-		memcpy(hi_frame_data(f), pages[i], idx->page_size);
-		SpinLockAcquire(&cache_descs[f].hdr);
-		cache_descs[f].flags |= FR_VALID | FR_DIRTY;
-		SpinLockRelease(&cache_descs[f].hdr);
+		overwrite_frame(f, pages[i], idx->page_size);
 		cache_unpin(f);
 	}
 	if (nmiss == 0)
@@ -505,15 +512,9 @@ hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pag
 			(void) hi_spill_take(tag.slotno, tag.generation, tag.pageno, hi_frame_data(f));
 		memcpy(hi_frame_data(f), pages[miss[i]], idx->page_size);
 		f = map_frame(f, &tag, FR_VALID | FR_DIRTY, &ours);
+		/* cached meanwhile (a reader of a clean copy): overwrite it */
 		if (!ours)
-		{
-			/* cached meanwhile (a reader of a clean copy): overwrite it */
-			cache_wait_io(f);
-			memcpy(hi_frame_data(f), pages[miss[i]], idx->page_size);
-			SpinLockAcquire(&cache_descs[f].hdr);
-			cache_descs[f].flags |= FR_VALID | FR_DIRTY;
-			SpinLockRelease(&cache_descs[f].hdr);
-		}
+			overwrite_frame(f, pages[miss[i]], idx->page_size);
 		cache_unpin(f);
 	}
 	pfree(frames);

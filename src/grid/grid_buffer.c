@@ -242,6 +242,15 @@ free_push(GridBuf *b, GridBufDesc *d, int f)
 	b->free_head = f;
 }
 
+/* A frame leaves its list and the hash and becomes free */
+static void
+forget_frame(GridBuf *b, GridBufDesc *d, int32 *h, int f)
+{
+	list_unlink(b, d, f);
+	hash_delete(b, d, h, d[f].pageno);
+	free_push(b, d, f);
+}
+
 /* ---- pins ---- */
 
 static void
@@ -455,9 +464,7 @@ drop_clean(GridBuf *b, GridBufDesc *d, int32 *h, ErrorData *full)
 		for (f = lists[i]; f >= 0; f = d[f].prev)
 			if (d[f].pins == 0 && d[f].flags == GB_VALID)
 			{
-				list_unlink(b, d, f);
-				hash_delete(b, d, h, d[f].pageno);
-				free_push(b, d, f);
+				forget_frame(b, d, h, f);
 				FreeErrorData(full);
 				return;
 			}
@@ -485,9 +492,7 @@ evict_one(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
 	b->st.evictions++;
 	if (!(d[v].flags & GB_DIRTY))
 	{
-		list_unlink(b, d, v);
-		hash_delete(b, d, h, d[v].pageno);
-		free_push(b, d, v);
+		forget_frame(b, d, h, v);
 		return true;
 	}
 	if (b->ncold >= b->cold_cap)
@@ -501,9 +506,7 @@ evict_one(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
 		}
 		/* CLRU pages are never pinned (pinning moves them to the HLRU) */
 		Assert(d[cp].pins == 0);
-		list_unlink(b, d, cp);
-		hash_delete(b, d, h, d[cp].pageno);
-		free_push(b, d, cp);
+		forget_frame(b, d, h, cp);
 	}
 	list_unlink(b, d, v);
 	list_push(b, d, v, GB_COLD);
@@ -526,9 +529,7 @@ get_frame(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
 				break;
 		if (f >= 0)
 		{
-			list_unlink(b, d, f);
-			hash_delete(b, d, h, d[f].pageno);
-			free_push(b, d, f);
+			forget_frame(b, d, h, f);
 		}
 		else if (b->cold_tail >= 0)
 		{
@@ -539,9 +540,7 @@ get_frame(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
 			else
 			{
 				f = b->cold_tail;
-				list_unlink(b, d, f);
-				hash_delete(b, d, h, d[f].pageno);
-				free_push(b, d, f);
+				forget_frame(b, d, h, f);
 			}
 		}
 		if (b->free_head < 0)
@@ -662,9 +661,7 @@ forget_claims(Grid *g, GridBuf *b, int which, int *frames, int n)
 
 		if (f < 0 || !(d[f].flags & GB_READING))
 			continue;
-		list_unlink(b, d, f);
-		hash_delete(b, d, h, d[f].pageno);
-		free_push(b, d, f);
+		forget_frame(b, d, h, f);
 		untrack_pin(g, which, f);
 		frames[i] = -1;
 	}
@@ -729,9 +726,7 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 					ours = rd[k] == f;
 				if (ours)
 				{
-					list_unlink(b, d, f);
-					hash_delete(b, d, h, d[f].pageno);
-					free_push(b, d, f);
+					forget_frame(b, d, h, f);
 				}
 				else
 					d[f].pins--;
@@ -758,9 +753,7 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 				h = hash_of(b);
 				for (i = 0; i < nread; i++)
 				{
-					list_unlink(b, d, rd[i]);
-					hash_delete(b, d, h, d[rd[i]].pageno);
-					free_push(b, d, rd[i]);
+					forget_frame(b, d, h, rd[i]);
 					untrack_pin(g, which, rd[i]);
 				}
 				LWLockRelease(&g->gs->buf_lock);
