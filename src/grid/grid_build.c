@@ -90,35 +90,116 @@ make_scale(const double *cuts, int ncuts, double lo, double hi, int *n)
 	return s;
 }
 
-static int dim_for_sort;
-
-static int
-cmp_item(const void *a, const void *b)
+static inline void
+swap_items(GridItem *a, GridItem *b)
 {
-	double		x = ((const GridItem *) a)->c[dim_for_sort];
-	double		y = ((const GridItem *) b)->c[dim_for_sort];
+	GridItem	t = *a;
 
-	return x < y ? -1 : x > y ? 1 : 0;
+	*a = *b;
+	*b = t;
+}
+
+/*
+ * Hoare's selection: rearrange it[0..n) on coordinate k so that it[m] holds
+ * the value a sort would put there, with nothing greater before it and
+ * nothing smaller after it.  A cut needs only that, in O(n) per level
+ * instead of a sort's O(n log n).
+ */
+static void
+select_nth(GridItem *it, int n, int m, int k)
+{
+	int			lo = 0,
+				hi = n - 1;
+
+	while (hi > lo)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		double		p;
+		int			i = lo,
+					j = hi;
+
+		/* median of three as the pivot */
+		if (it[mid].c[k] < it[lo].c[k])
+			swap_items(&it[mid], &it[lo]);
+		if (it[hi].c[k] < it[lo].c[k])
+			swap_items(&it[hi], &it[lo]);
+		if (it[hi].c[k] < it[mid].c[k])
+			swap_items(&it[hi], &it[mid]);
+		p = it[mid].c[k];
+		while (i <= j)
+		{
+			while (it[i].c[k] < p)
+				i++;
+			while (it[j].c[k] > p)
+				j--;
+			if (i <= j)
+			{
+				swap_items(&it[i], &it[j]);
+				i++;
+				j--;
+			}
+		}
+		/* [lo, j] <= p, (j, i) == p, [i, hi] >= p */
+		if (m <= j)
+			hi = j;
+		else if (m >= i)
+			lo = i;
+		else
+			break;
+	}
+}
+
+/*
+ * Move the items of it[0..n) whose coordinate k equals t to the end (at_end)
+ * or to the start of the range; returns how many there are.
+ */
+static int
+gather_equal(GridItem *it, int n, int k, double t, bool at_end)
+{
+	int			cnt = 0;
+	int			i;
+
+	if (at_end)
+	{
+		for (i = n - 1; i >= 0; i--)
+			if (it[i].c[k] == t)
+				swap_items(&it[i], &it[n - 1 - cnt++]);
+	}
+	else
+	{
+		for (i = 0; i < n; i++)
+			if (it[i].c[k] == t)
+				swap_items(&it[i], &it[cnt++]);
+	}
+	return cnt;
 }
 
 /*
  * Cut items (n > 1) in two, the lower part holding about n * want / total
  * entries: returns the count below the cut (0: all centres coincide) and
- * the cut's dimension and coordinate.
+ * the cut's dimension and coordinate.  The cut is the position nearest to
+ * that count (the lower one on a tie) where the coordinate changes, as in
+ * a sorted order; items below it are moved before it, the others after.
  */
 int
 grid_cut_items(GridItem *it, int n, int want, int total, int *dim, double *v)
 {
 	double		spread[2];
-	int			order[2];
-	int			t;
 	int			k;
+	int			m;
+	int			below,
+				above;
+	double		t,
+				lower_max,
+				upper_min;
+	int			i;
+	bool		use_lower,
+				use_upper;
 
 	for (k = 0; k < 2; k++)
 	{
 		double		mn = it[0].c[k],
 					mx = it[0].c[k];
-		int			i;
 
 		for (i = 1; i < n; i++)
 		{
@@ -127,43 +208,42 @@ grid_cut_items(GridItem *it, int n, int want, int total, int *dim, double *v)
 		}
 		spread[k] = mx - mn;
 	}
-	order[0] = spread[GRID_X] >= spread[GRID_Y] ? GRID_X : GRID_Y;
-	order[1] = 1 - order[0];
-	for (t = 0; t < 2; t++)
+	k = spread[GRID_X] >= spread[GRID_Y] ? GRID_X : GRID_Y;
+	if (!(spread[k] > 0))
+		return 0;				/* both spreads are 0: one centre */
+
+	m = (int) ((int64) n * want / total);
+	m = Max(1, Min(n - 1, m));
+	select_nth(it, n, m, k);
+	t = it[m].c[k];
+
+	/* the run of items equal to t is [m - below, m + above) */
+	below = gather_equal(it, m, k, t, true);
+	above = gather_equal(it + m, n - m, k, t, false);
+	use_lower = m - below >= 1;
+	use_upper = m + above < n;
+	Assert(use_lower || use_upper);
+	if (use_lower && (!use_upper || below <= above))
 	{
-		int			m = (int) ((int64) n * want / total);
-		int			i;
-
-		k = order[t];
-		if (spread[k] <= 0)
-			continue;
-		dim_for_sort = k;
-		qsort(it, n, sizeof(GridItem), cmp_item);
-		m = Max(1, Min(n - 1, m));
-		/* nearest position where the coordinate changes */
-		for (i = 0; i < n; i++)
-		{
-			int			a = m - i,
-						b = m + i;
-
-			if (a >= 1 && it[a - 1].c[k] < it[a].c[k])
-			{
-				m = a;
-				break;
-			}
-			if (b < n && b >= 1 && it[b - 1].c[k] < it[b].c[k])
-			{
-				m = b;
-				break;
-			}
-		}
-		*dim = k;
-		*v = (it[m - 1].c[k] + it[m].c[k]) / 2;
-		if (!(*v > it[m - 1].c[k] && *v <= it[m].c[k]))
-			*v = it[m].c[k];
-		return m;
+		m -= below;
+		lower_max = it[0].c[k];
+		for (i = 1; i < m; i++)
+			lower_max = Max(lower_max, it[i].c[k]);
+		upper_min = t;
 	}
-	return 0;
+	else
+	{
+		m += above;
+		lower_max = t;
+		upper_min = it[m].c[k];
+		for (i = m + 1; i < n; i++)
+			upper_min = Min(upper_min, it[i].c[k]);
+	}
+	*dim = k;
+	*v = (lower_max + upper_min) / 2;
+	if (!(*v > lower_max && *v <= upper_min))
+		*v = upper_min;
+	return m;
 }
 
 /* Partition a sub-directory's items into buckets (leaves) */
