@@ -4,8 +4,9 @@
  *	  per-index shared slot and per-backend handle, page-table entry and
  *	  slot-state encodings, the GUC variables, and the shared-memory root.
  *	  No logic lives behind this header beyond the GUC definitions
- *	  (base/hi_guc.c), the shared root (base/hi_shmem.c) and the build
- *	  spill files (base/hi_spill.c).
+ *	  (base/hi_guc.c), the shared root (base/hi_shmem.c), the build
+ *	  spill files (base/hi_spill.c) and the builds' radix sort
+ *	  (base/hi_radix.c).
  *
  * Layers, top to bottom (tools/check-layers.sh enforces them; src/README.md
  * says what each owns): top (hybrid_index.c, hi_utility.c) -> am ->
@@ -351,5 +352,10 @@ extern char *hi_list_array(HiSpillList *l);
 extern void hi_list_rewind(HiSpillList *l);
 extern bool hi_list_next(HiSpillList *l, void *rec);
 extern void hi_list_end(HiSpillList *l);
+
+/* ---- stable radix sort of (uint64, uint32) pairs (base/hi_radix.c) ---- */
+extern uint64 hi_radix_key_double(double v);
+extern bool hi_radix_sort(uint64 *key, uint32 *val, Size n, uint64 *tmpkey,
+						  uint32 *tmpval);
 
 #endif							/* HI_BASE_H */

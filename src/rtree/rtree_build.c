@@ -17,7 +17,7 @@
  * while the current slice (a spool by y of B/4) and the next level's spool
  * (B/4) fill, so a slice larger than B/8 is sorted by tuplesort too and
  * no level needs to fit in memory: external STR.  Upper levels are 1/C of
- * the level below.  When everything fits, the arrays are sorted in place
+ * the level below.  When everything fits, the arrays are sorted in memory
  * exactly as an all-in-memory build, so the tree is the same.  Fixed
  * overhead beyond B: the page writer's io_depth pages and 64 kB of NULL
  * entries before they go to a temporary file.
