@@ -20,6 +20,9 @@
 #include "base/hi_base.h"
 #include "rtree/rtree.h"
 
+/* entries ahead of the reader that the gather prefetches */
+#define RT_SPOOL_PREFETCH	16
+
 struct RtSpool
 {
 	Size		esz;
@@ -173,6 +176,10 @@ rt_spool_get(RtSpool *s, void *e)
 	else if (s->order != NULL)
 	{
 		const char *src = s->arr + s->esz * s->order[s->pos];
+
+		/* the gather misses the CPU's caches: ask for an entry ahead */
+		if (s->pos + RT_SPOOL_PREFETCH < s->n)
+			__builtin_prefetch(s->arr + s->esz * s->order[s->pos + RT_SPOOL_PREFETCH]);
 
 		/* the two entry sizes of a build, copied without a call */
 		if (s->esz == sizeof(RtLeafEntry))
