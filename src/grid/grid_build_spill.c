@@ -10,14 +10,15 @@
  * uniform sample and the lower part on the real entries:
  *
  *	1. While the heap is scanned, entries (with their centres) collect in
- *	   an array of up to 7/8 of the budget B.  Past it they go, array
- *	   included, to a temporary file, and a reservoir sample (Vitter's
- *	   algorithm R, up to B/8 of entries) of all of them is kept.
+ *	   an array of up to 7/8 of the budget B, less the room the in-memory
+ *	   build's sorted lists take (GRID_SET_BYTES per entry).  Past it they
+ *	   go, array included, to a temporary file, and a reservoir sample
+ *	   (Vitter's algorithm R, up to B/8 of entries) of all of them is kept.
  *	2. The cuts are chosen on the sample exactly as the in-memory build
  *	   chooses them (same dimension rule, same proportions; the sample's
  *	   share stands for the real counts) until a part is expected to hold
- *	   at most half of what fits in B/2: a region.  Its cuts go to the
- *	   root's scales.
+ *	   at most half of what fits in B/2 (entries and their sorted lists):
+ *	   a region.  Its cuts go to the root's scales.
  *	3. The file is read once; each entry's region (a walk down the cuts)
  *	   is its key in a tuplesort of B/2, which spills sorted runs.
  *	4. The sorted entries are read region by region; a region's entries
@@ -60,7 +61,10 @@ grid_build_begin(Size budget)
 	GridBuildSpool *sp = palloc0(sizeof(GridBuildSpool));
 
 	sp->budget = budget;
-	sp->items = hi_list_begin(sizeof(GridItem), budget - budget / 8);
+	/* room for the in-memory build's sorted lists (GRID_SET_BYTES each) */
+	sp->items = hi_list_begin(sizeof(GridItem),
+							  (budget - budget / 8) / (sizeof(GridItem) + GRID_SET_BYTES) *
+							  sizeof(GridItem));
 	sp->nulls = hi_list_begin(sizeof(GridEntry), GRID_CHAIN_MEM);
 	sp->odd = hi_list_begin(sizeof(GridEntry), GRID_CHAIN_MEM);
 	sp->maxsample = (int) Min(Max(budget / 8 / sizeof(GridItem), 64), (Size) INT_MAX);
@@ -173,20 +177,23 @@ add_region(Regions *rs, const double *lo, const double *hi)
  * made, or -1 if the part is a region (its index in *region).
  */
 static int
-cut_sample(GridBuild *bs, Regions *rs, GridItem *s, int ns, double est,
+cut_sample(GridBuild *bs, Regions *rs, GridSet *s, double est,
 		   const double *lo, const double *hi, int *region)
 {
 	int			k = (int) Min(ceil(est / bs->target), (double) INT_MAX);
+	int			ns = s->n;
 	int			dim;
 	double		v;
 	int			m = 0;
 	int			node;
+	GridSet		lower,
+				upper;
 	double		mid_hi[2] = {hi[0], hi[1]};
 	double		mid_lo[2] = {lo[0], lo[1]};
 
 	CHECK_FOR_INTERRUPTS();
 	if (est > rs->target && ns > 1)
-		m = grid_cut_items(s, ns, k / 2, k, &dim, &v);
+		m = grid_set_cut(s, k / 2, k, &lower, &upper, &dim, &v);
 	if (m == 0)
 	{
 		*region = add_region(rs, lo, hi);
@@ -206,13 +213,13 @@ cut_sample(GridBuild *bs, Regions *rs, GridItem *s, int ns, double est,
 	mid_lo[dim] = v;
 	/* left first: regions are numbered in the order the in-memory build visits them */
 	{
-		int			c0 = cut_sample(bs, rs, s, m, est * m / ns, lo, mid_hi,
+		int			c0 = cut_sample(bs, rs, &lower, est * m / ns, lo, mid_hi,
 									&rs->node[node].region[0]);
 
 		rs->node[node].child[0] = c0;
 	}
 	{
-		int			c1 = cut_sample(bs, rs, s + m, ns - m, est * (ns - m) / ns,
+		int			c1 = cut_sample(bs, rs, &upper, est * (ns - m) / ns,
 									mid_lo, hi, &rs->node[node].region[1]);
 
 		rs->node[node].child[1] = c1;
@@ -272,8 +279,10 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 			   const double *lo, const double *hi, Size budget)
 {
 	Size		n = hi_list_count(list);
-	Size		region_max = Max(budget / 2 / sizeof(GridItem), (Size) bs->target);
+	Size		region_max = Max(budget / 2 / (sizeof(GridItem) + GRID_SET_BYTES),
+								 (Size) bs->target);
 	Regions		rs;
+	GridSet		set;
 	int			root;
 	int			root_region = -1;
 	HiSort	   *sort;
@@ -285,7 +294,9 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 	memset(&rs, 0, sizeof(rs));
 	/* half of what fits: room for the sample's error */
 	rs.target = (double) region_max / 2;
-	root = cut_sample(bs, &rs, s, ns, (double) n, lo, hi, &root_region);
+	grid_set_begin(&set, s, ns);
+	root = cut_sample(bs, &rs, &set, (double) n, lo, hi, &root_region);
+	grid_set_end(&set);
 	pfree(s);
 
 	if (rs.nr == 1)
@@ -301,7 +312,9 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 		hi_list_rewind(list);
 		while (hi_list_next(list, &items[i]))
 			i++;
-		grid_build_groups(bs, items, (int) n, lo, hi);
+		grid_set_begin(&set, items, (int) n);
+		grid_build_groups(bs, &set, lo, hi);
+		grid_set_end(&set);
 		pfree(items);
 		return;
 	}
@@ -333,7 +346,9 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 					!grid_center(&items[i].e.box, items[i].c, items[i].reach))
 					elog(ERROR, "grid bulk load lost entries in its sort");
 			}
-			grid_build_groups(bs, items, (int) reg->count, reg->lo, reg->hi);
+			grid_set_begin(&set, items, (int) reg->count);
+			grid_build_groups(bs, &set, reg->lo, reg->hi);
+			grid_set_end(&set);
 			pfree(items);
 			continue;
 		}

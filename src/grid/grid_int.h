@@ -73,9 +73,28 @@ struct GridBuildSpool
 	pg_prng_state rng;
 };
 
+/*
+ * A set of items being partitioned: their numbers sorted by centre x and
+ * by centre y (grid_build.c).  Building one takes GRID_SET_BYTES per item
+ * at its peak (the radix sort), 12 afterwards.
+ */
+typedef struct GridSet
+{
+	GridItem   *items;			/* every item of the build (never moved) */
+	uint32	   *by[2];			/* this set's item numbers by centre x, by y */
+	int			n;
+	uint64	   *side;			/* scratch of the whole build: a bit per item */
+	uint32	   *tmp;			/* scratch of the whole build */
+} GridSet;
+
+#define GRID_SET_BYTES		28
+
 extern void grid_coords_add(GridCoords *c, int dim, double v);
-extern int	grid_cut_items(GridItem *it, int n, int want, int total, int *dim, double *v);
-extern void grid_build_groups(GridBuild *bs, GridItem *it, int n, const double *lo,
+extern void grid_set_begin(GridSet *s, GridItem *items, int n);
+extern void grid_set_end(GridSet *s);
+extern int	grid_set_cut(GridSet *s, int want, int total, GridSet *lower, GridSet *upper,
+						 int *dim, double *v);
+extern void grid_build_groups(GridBuild *bs, GridSet *s, const double *lo,
 							  const double *hi);
 extern void grid_build_spilled(GridBuild *bs, GridBuildSpool *sp);
 

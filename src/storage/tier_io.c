@@ -4,7 +4,8 @@
  *	  psync I/O of the PIO B-tree paper (section 2.3), over io_uring.
  *
  * A batch never mixes reads and writes.  Batches larger than
- * hybrid_index.io_depth are cut into rounds of that size.  Where io_uring
+ * hybrid_index.io_depth are cut into rounds of that size; within a round,
+ * requests that follow each other in a file go as one vectored request.  Where io_uring
  * is unavailable (seccomp, old kernels) or hybrid_index.io_method = sync,
  * the same interface runs plain pread/pwrite loops.  Per-tier device
  * profiles, when hybrid_index.emulate_devices is on, stretch each round to
@@ -13,6 +14,7 @@
 #include "postgres.h"
 
 #include <liburing.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "miscadmin.h"
@@ -94,18 +96,107 @@ sync_one(HiIoReq *r, bool write, ssize_t *done)
 	return 0;
 }
 
+/*
+ * Requests that follow each other in one file form a run, sent as one
+ * vectored request.  A bulk load or a checkpoint writes runs of fresh
+ * slots, and 64 writes of 8 kB that extend an O_DIRECT file serialise on
+ * the file's lock in the kernel's io_uring workers: 1.4 of a 5M-point
+ * build's 3.4 s went to that.
+ */
+typedef struct IoRun
+{
+	HiIoReq    *req;			/* its first request */
+	struct iovec *iov;			/* one per request */
+	int			count;
+	Size		len;			/* bytes of all its requests */
+} IoRun;
+
+/* the largest run, in bytes */
+#define HI_IO_RUN_MAX		(1024 * 1024)
+
+static int
+make_runs(HiIoReq *reqs, int n, IoRun *runs, struct iovec *iov)
+{
+	int			m = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		IoRun	   *prev = m > 0 ? &runs[m - 1] : NULL;
+		HiIoReq    *last = prev ? prev->req + prev->count - 1 : NULL;
+
+		iov[i].iov_base = reqs[i].buf;
+		iov[i].iov_len = reqs[i].len;
+		if (prev && last->fd == reqs[i].fd && last->tier == reqs[i].tier &&
+			last->offset + last->len == reqs[i].offset &&
+			prev->len + reqs[i].len <= HI_IO_RUN_MAX)
+		{
+			prev->count++;
+			prev->len += reqs[i].len;
+			continue;
+		}
+		runs[m].req = &reqs[i];
+		runs[m].iov = &iov[i];
+		runs[m].count = 1;
+		runs[m].len = reqs[i].len;
+		m++;
+	}
+	return m;
+}
+
+/*
+ * A run's requests one by one, synchronously (a run that came back short:
+ * they are whole pages, so doing them again is harmless).  Returns the
+ * failed request, if any, with *err and *done set.
+ */
+static HiIoReq *
+run_one_by_one(IoRun *run, bool write, int *err, ssize_t *done)
+{
+	int			i;
+
+	for (i = 0; i < run->count; i++)
+	{
+		*err = sync_one(&run->req[i], write, done);
+		if (*err != 0)
+			return &run->req[i];
+	}
+	return NULL;
+}
+
+/* A run with preadv/pwritev (a single request with pread/pwrite) */
+static HiIoReq *
+sync_run(IoRun *run, bool write, int *err, ssize_t *done)
+{
+	ssize_t		rc;
+
+	if (run->count == 1)
+	{
+		*err = sync_one(run->req, write, done);
+		return *err != 0 ? run->req : NULL;
+	}
+	do
+	{
+		rc = write ? pwritev(run->req->fd, run->iov, run->count, run->req->offset) :
+			preadv(run->req->fd, run->iov, run->count, run->req->offset);
+	} while (rc < 0 && errno == EINTR);
+	if (rc == (ssize_t) run->len)
+		return NULL;
+	return run_one_by_one(run, write, err, done);
+}
+
 static void
-round_sync(HiIoReq *reqs, int n, bool write)
+round_sync(IoRun *runs, int n, bool write)
 {
 	int			i;
 
 	for (i = 0; i < n; i++)
 	{
 		ssize_t		done;
-		int			err = sync_one(&reqs[i], write, &done);
+		int			err;
+		HiIoReq    *bad = sync_run(&runs[i], write, &err, &done);
 
-		if (err != 0)
-			io_failed(&reqs[i], write, err > 0 ? err : 0, done);
+		if (bad)
+			io_failed(bad, write, err > 0 ? err : 0, done);
 	}
 }
 
@@ -118,30 +209,35 @@ round_sync(HiIoReq *reqs, int n, bool write)
  * no request is left writing into a buffer its caller no longer owns.
  */
 static void
-round_uring(HiIoReq *reqs, int n, bool write, const bool *mem_tier)
+round_uring(IoRun *runs, int n, bool write, const bool *mem_tier)
 {
 	int			i;
 	int			nring = 0;
 	int			submitted = 0;
 	int			completed = 0;
 	int			first_err = 0;
-	int			bad = -1;
+	HiIoReq    *bad = NULL;
 	ssize_t		bad_done = 0;
 	int			submit_err = 0;
 
 	for (i = 0; i < n; i++)
 	{
 		struct io_uring_sqe *sqe;
+		IoRun	   *r = &runs[i];
 
-		if (mem_tier[reqs[i].tier])
+		if (mem_tier[r->req->tier])
 			continue;
 		sqe = io_uring_get_sqe(&ring);
 		Assert(sqe != NULL);
-		if (write)
-			io_uring_prep_write(sqe, reqs[i].fd, reqs[i].buf, reqs[i].len, reqs[i].offset);
+		if (r->count == 1 && write)
+			io_uring_prep_write(sqe, r->req->fd, r->req->buf, r->req->len, r->req->offset);
+		else if (r->count == 1)
+			io_uring_prep_read(sqe, r->req->fd, r->req->buf, r->req->len, r->req->offset);
+		else if (write)
+			io_uring_prep_writev(sqe, r->req->fd, r->iov, r->count, r->req->offset);
 		else
-			io_uring_prep_read(sqe, reqs[i].fd, reqs[i].buf, reqs[i].len, reqs[i].offset);
-		io_uring_sqe_set_data(sqe, &reqs[i]);
+			io_uring_prep_readv(sqe, r->req->fd, r->iov, r->count, r->req->offset);
+		io_uring_sqe_set_data(sqe, r);
 		nring++;
 	}
 	while (submitted < nring)
@@ -165,13 +261,14 @@ round_uring(HiIoReq *reqs, int n, bool write, const bool *mem_tier)
 	{
 		ssize_t		done;
 		int			err;
+		HiIoReq    *failed;
 
-		if (!mem_tier[reqs[i].tier])
+		if (!mem_tier[runs[i].req->tier])
 			continue;
-		err = sync_one(&reqs[i], write, &done);
-		if (err != 0 && bad < 0)
+		failed = run_one_by_one(&runs[i], write, &err, &done);
+		if (failed && bad == NULL)
 		{
-			bad = i;
+			bad = failed;
 			first_err = err > 0 ? err : 0;
 			bad_done = done;
 		}
@@ -182,39 +279,35 @@ round_uring(HiIoReq *reqs, int n, bool write, const bool *mem_tier)
 	{
 		struct io_uring_cqe *cqe;
 		int			rc = io_uring_wait_cqe(&ring, &cqe);
-		HiIoReq    *r;
+		IoRun	   *r;
 
 		if (rc == -EINTR)
 			continue;
 		if (rc < 0)
 			ereport(PANIC,
 					(errmsg("io_uring completion wait failed: %s", strerror(-rc))));
-		r = (HiIoReq *) io_uring_cqe_get_data(cqe);
+		r = (IoRun *) io_uring_cqe_get_data(cqe);
 		if (cqe->res < 0)
 		{
-			if (bad < 0)
+			if (bad == NULL)
 			{
-				bad = r - reqs;
+				bad = r->req;
 				first_err = -cqe->res;
 				bad_done = 0;
 			}
 		}
-		else if (cqe->res != (int) r->len)
+		else if ((Size) cqe->res != r->len)
 		{
-			/* a short transfer: finish it synchronously, it may be fine */
-			HiIoReq		rest = *r;
+			/* a short transfer: do it again synchronously, it may be fine */
 			ssize_t		done;
 			int			err;
+			HiIoReq    *failed = run_one_by_one(r, write, &err, &done);
 
-			rest.buf += cqe->res;
-			rest.offset += cqe->res;
-			rest.len -= cqe->res;
-			err = sync_one(&rest, write, &done);
-			if (err != 0 && bad < 0)
+			if (failed && bad == NULL)
 			{
-				bad = r - reqs;
+				bad = failed;
 				first_err = err > 0 ? err : 0;
-				bad_done = cqe->res + done;
+				bad_done = done;
 			}
 		}
 		io_uring_cqe_seen(&ring, cqe);
@@ -226,8 +319,8 @@ round_uring(HiIoReq *reqs, int n, bool write, const bool *mem_tier)
 		io_uring_queue_exit(&ring);
 		ring_depth = 0;
 	}
-	if (bad >= 0)
-		io_failed(&reqs[bad], write, first_err, bad_done);
+	if (bad != NULL)
+		io_failed(bad, write, first_err, bad_done);
 	if (submit_err != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_IO_ERROR),
@@ -278,17 +371,22 @@ emulate_round(HiIoReq *reqs, int n, bool write, double elapsed_us)
 
 /*
  * Run a batch of page reads or writes and wait for all of them.  Counts
- * I/Os, batches, bytes and time per tier in the index's shared counters.
+ * I/Os (the pages asked for, also where neighbours went as one request),
+ * batches, bytes and time per tier in the index's shared counters.
  */
 void
 hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write)
 {
-	int			depth = Max(hi_io_depth, 1);
+	int			depth = Min(Max(hi_io_depth, 1), 1024);
 	int			start;
+	/* a round at a time: io_depth is at most 1024 */
+	static IoRun runs[1024];
+	static struct iovec iov[1024];
 
 	for (start = 0; start < n; start += depth)
 	{
 		int			cnt = Min(depth, n - start);
+		int			nruns = make_runs(reqs + start, cnt, runs, iov);
 		instr_time	t0,
 					t1;
 		double		us;
@@ -300,9 +398,9 @@ hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write)
 			mem_tier[i] = hi_file_in_memory(sh, i);
 		INSTR_TIME_SET_CURRENT(t0);
 		if (hi_io_method == HI_IO_URING && ensure_ring(depth))
-			round_uring(reqs + start, cnt, write, mem_tier);
+			round_uring(runs, nruns, write, mem_tier);
 		else
-			round_sync(reqs + start, cnt, write);
+			round_sync(runs, nruns, write);
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
 		us = INSTR_TIME_GET_MICROSEC(t1);
