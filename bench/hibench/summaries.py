@@ -435,56 +435,180 @@ def hyrtree_summary(r):
 
 
 def _gist_target(w, mode):
-    """The foundation issue's target for a gist-compare workload: the largest
-    hyrtree ÷ GiST time ratio that meets it."""
-    if w == "build" or w.startswith("insert"):
+    """Issue 21's target for a gist-compare workload: the largest time ratio
+    to GiST that meets it (None: no target, information only)."""
+    if w == "build":
+        return 0.5
+    if w == "build-parallel":
+        return 0.35
+    if w.startswith("insert2k"):
+        return 1 / 0.9                 # issue 18: TPS >= 0.9x GiST's
+    if w.startswith("insert"):
         return 1.0
-    if w.startswith("range_"):
-        return 1.2 if mode == "warm" else 0.7
-    if w.startswith("knn"):
-        return 1.5
+    if w.startswith(("range_", "knn")):
+        return 1.0 if mode == "warm" else None
     return None
 
 
+def _gc_ratio(r, d, w, c, mode):
+    """A configuration's median time ÷ GiST's (a parallel build against
+    GiST's serial one: GiST cannot build in parallel in PostgreSQL 15)."""
+    g = _med(r, d, "build" if w == "build-parallel" else w, "gist", "median", mode)
+    return _ratio(_med(r, d, w, c, "median", mode), g)
+
+
+def _gc_cell(x, t):
+    if x is None:
+        return "–"
+    if t is None:
+        return "%.2f" % x
+    return ("%.2f ✓" % x) if x <= t else ("**%.2f ✗**" % x)
+
+
+def _gc_sizes(r, d, c):
+    """(bytes after the serial build, bytes after the inserts): medians over
+    the repetitions of the sequence."""
+    from .report import median
+    fresh = median([e["index_bytes"] for e in r._group(d, "build", c, "warm")])
+    after = median([e["index_bytes"] for e in r._group(d, "insert2k-autocommit", c, "warm")])
+    return fresh, after
+
+
+def _gc_trend_plot(r, ams, keys):
+    """Ratio to GiST against the number of points, one panel per workload."""
+    import os
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    sizes = {ds.name: ds.n for ds in r.p.datasets}
+    ds = [d for d in r._datasets() if sizes.get(d)]
+    if len(ds) < 2:
+        return None
+    cols = 4
+    rows = (len(keys) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.2 * rows), squeeze=False)
+    for i, (w, mode) in enumerate(keys):
+        ax = axes[i // cols][i % cols]
+        stem = w.split(":")[0]
+        for c in ams:
+            # query workloads are named per dataset
+            pts = [(sizes[d], _gc_ratio(r, d, stem + ":" + d if ":" in w else w, c, mode)) for d in ds]
+            pts = [(n, x) for n, x in pts if x is not None]
+            if pts:
+                ax.plot([n for n, _ in pts], [x for _, x in pts], marker="o", label=r.labels.get(c, c))
+        t = _gist_target(w, mode)
+        if t is not None:
+            ax.axhline(t, color="#888888", linestyle="--", linewidth=0.8)
+        ax.axhline(1.0, color="#cccccc", linewidth=0.6)
+        ax.set_xscale("log")
+        ax.set_title("%s (%s)" % (r.wlabels.get(w, w.split(":")[0]), mode), fontsize=9)
+        ax.set_ylabel("÷ GiST (median time)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    for j in range(len(keys), rows * cols):
+        axes[j // cols][j % cols].axis("off")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(ams), fontsize=8, frameon=False)
+    fig.suptitle("gist-compare: time ÷ GiST's as the data grows (dashed: target)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.05, 1, 0.95))
+    name = "%s-trend.png" % r.name
+    fig.savefig(os.path.join(r.out_dir, name), dpi=90)
+    plt.close(fig)
+    return name
+
+
 def gist_compare_summary(r):
-    """The foundation issue's targets (hyrtree ÷ GiST time per workload and
-    mode), with the hyrtree index queried with hybrid_index.recheck = on
-    beside them (informational: the executor's recheck the index does not
-    need, what the default was before issue 21)."""
-    from .presets import RECHECK_ON
-    hyr, gist = "hyrtree", "gist"
-    L = ["## Targets (foundation issue)", "",
-         "Ratio = median time of hyrtree ÷ median time of GiST (lower is better for hyrtree); a target is met "
-         "when the ratio is at most the target. *Recheck on*: the same hyrtree index queried with "
-         "`hybrid_index.recheck = on` (informational, a diagnostic: the executor then rechecks every "
-         "returned row, which the exact index does not need, as GiST's `&&` does not). CPU: the backends' "
-         "CPU time, hyrtree ÷ GiST.", "",
-         "| dataset | workload | mode | GiST ms | hyrtree ms | hyrtree ÷ GiST | target | | CPU ratio "
-         "| recheck on ms | recheck on ÷ GiST | |",
-         "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|"]
+    """Issue 21's targets: each access method's median time ÷ GiST's per
+    dataset, workload and mode; sizes fresh and after the inserts; the
+    parallel builds' speedup; how each ratio moves as the data grows."""
+    from .presets import GC_AMS
+    ams = [c for c in GC_AMS + ("spgist",) if c in r.config_order]
+    ours = [c for c in GC_AMS if c in r.config_order]
+    L = ["## Targets (issue 21)", "",
+         "Each cell: median time ÷ GiST's median time on the same dataset, workload and mode (lower is "
+         "better); ✓ the target is met, **✗** missed, no mark: no target (cold runs; SP-GiST is shown for "
+         "reference). A parallel build is compared with GiST's serial build.", "",
+         "| dataset | workload | mode | GiST ms | " + " | ".join(r.labels.get(c, c) for c in ams) + " | target |",
+         "|---|---|---|---:|" + "---:|" * len(ams) + "---|"]
     rows = 0
+    keys = []
     for d in r._datasets():
-        ws = r._workloads(d)
-        for w in ws:
-            if RECHECK_ON in w:
-                continue
-            nr = w.replace(":", RECHECK_ON + ":", 1) if ":" in w else None
-            nr = nr if nr in ws else None
+        for w in r._workloads(d):
+            base = "build" if w == "build-parallel" else w
             for mode in ("warm", "cold"):
-                g, h = _med(r, d, w, gist, "median", mode), _med(r, d, w, hyr, "median", mode)
-                if g is None or h is None:
+                g = _med(r, d, base, "gist", "median", mode)
+                if g is None:
+                    continue
+                cells = [_gc_ratio(r, d, w, c, mode) for c in ams]
+                if all(x is None for x in cells):
                     continue
                 t = _gist_target(w, mode)
-                x, n = _ratio(h, g), _med(r, d, nr, hyr, "median", mode) if nr else None
-                xn = _ratio(n, g)
-                cpu = _ratio(_med(r, d, w, hyr, "cpu_ms", mode), _med(r, d, w, gist, "cpu_ms", mode))
-
-                def verdict(v):
-                    return ("met" if v <= t else "**not met**") if v is not None and t is not None else ""
-                L.append("| %s | %s | %s | %s | %s | **%s×** | %s | %s | %s | %s | %s | %s |" % (
-                    d, r.wlabels.get(w, w), mode, num(g), num(h), "%.2f" % x, ("≤ %.1f×" % t) if t else "–",
-                    verdict(x), ("%.2f×" % cpu) if cpu is not None else "–", num(n),
-                    ("%.2f×" % xn) if xn is not None else "–", verdict(xn)))
+                L.append("| %s | %s | %s | %s | %s | %s |" % (
+                    d, r.wlabels.get(w, w), mode, num(g),
+                    " | ".join(_gc_cell(x, t if c in GC_AMS else None) for c, x in zip(ams, cells)),
+                    ("≤ %.2f×" % t) if t else "–"))
                 rows += 1
+                k = (w.split(":")[0], mode)
+                if t is not None and k not in [(kk[0].split(":")[0], kk[1]) for kk in keys]:
+                    keys.append((w, mode))
     L.append("")
-    return L if rows else []
+    if not rows:
+        return []
+
+    L += ["## Sizes", "",
+          "Index size after the serial build (fresh) and after the sequence's inserts (the 50k-row INSERT "
+          "and the 2k single-row transactions), medians over the repetitions; ratios to GiST's. Targets: "
+          "fresh ≤ 1.2× GiST's; growth (after ÷ fresh) ≤ 1.2× GiST's growth.", "",
+          "| dataset | index | fresh MB | after inserts MB | growth | fresh ÷ GiST | growth ÷ GiST's |",
+          "|---|---|---:|---:|---:|---:|---:|"]
+    for d in r._datasets():
+        gf, ga = _gc_sizes(r, d, "gist")
+        gg = _ratio(ga, gf)
+        for c in ["gist"] + ams:
+            f, a = _gc_sizes(r, d, c)
+            if f is None:
+                continue
+            gr = _ratio(a, f)
+            L.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                d, r.labels.get(c, c), num(f / 1048576), num(a / 1048576) if a else "–",
+                ("%.2f" % gr) if gr else "–",
+                _gc_cell(_ratio(f, gf), 1.2 if c in GC_AMS else None),
+                _gc_cell(_ratio(gr, gg), 1.2 if c in GC_AMS else None)))
+    L.append("")
+
+    L += ["## Parallel builds", "",
+          "Serial ÷ parallel build time (one worker and the leader), medians. Target: ≥ 1.5×.", "",
+          "| dataset | " + " | ".join(r.labels.get(c, c) for c in ours) + " |",
+          "|---|" + "---:|" * len(ours)]
+    for d in r._datasets():
+        cells = []
+        for c in ours:
+            x = _ratio(_med(r, d, "build", c, "median"), _med(r, d, "build-parallel", c, "median"))
+            cells.append("–" if x is None else (("%.2f ✓" % x) if x >= 1.5 else ("**%.2f ✗**" % x)))
+        L.append("| %s | %s |" % (d, " | ".join(cells)))
+    L.append("")
+
+    ds = r._datasets()
+    if len(ds) > 1:
+        L += ["## As the data grows", "",
+              "Each access method's ratio to GiST per dataset, smallest first (the targets' workloads).", "",
+              "| workload | mode | " + " | ".join(r.labels.get(c, c) for c in ours) + " |",
+              "|---|---|" + "---|" * len(ours)]
+        for w, mode in keys:
+            stem = w.split(":")[0]
+            cells = []
+            for c in ours:
+                xs = []
+                for d in ds:
+                    wd = stem + ":" + d if ":" in w else w
+                    x = _gc_ratio(r, d, wd, c, mode)
+                    xs.append("–" if x is None else "%.2f" % x)
+                cells.append(" → ".join(xs))
+            L.append("| %s | %s | %s |" % (r.wlabels.get(w, stem), mode, " | ".join(cells)))
+        L.append("")
+        png = _gc_trend_plot(r, ours, keys)
+        if png:
+            L += ["![ratios as the data grows](%s)" % png, ""]
+    return L
