@@ -92,7 +92,7 @@ def select(preset, args):
     if args.slack_mb is not None:
         preset.budget.slack_mb = args.slack_mb
     for c in preset.configs:
-        c.server = preset.budget.server_settings(c)
+        c.server = preset.server_settings(c)
 
 
 def needed_datasets(preset):

@@ -15,6 +15,7 @@ listen_addresses = ''
 unix_socket_directories = '{sock}'
 shared_preload_libraries = 'hybrid_index'
 hybrid_index.max_page_size = 32768
+# (each configuration's settings below set the preset's largest page size)
 max_connections = 20
 fsync = on
 max_wal_size = '8GB'

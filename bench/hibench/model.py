@@ -96,7 +96,16 @@ class Preset:
         # tables, targets), written before the per-workload results
         self.summary = summary
         for c in self.configs:
-            c.server = self.budget.server_settings(c)
+            c.server = self.server_settings(c)
+
+    def server_settings(self, config):
+        """The budget's settings, and the largest page size of the preset's
+        configurations: the page cache's frames are
+        hybrid_index.max_page_size bytes each, so a cache of N MB holds
+        N MB / max_page_size pages, and under a 32 kB maximum an 8 kB index
+        would get a quarter of its budget."""
+        max_ps = max([int(c.reloptions.get("page_size", 8192)) for c in self.configs if c.hybrid] or [8192])
+        return dict(self.budget.server_settings(config), **{"hybrid_index.max_page_size": str(max_ps)})
 
     def skipped(self, config, workload):
         return (config, workload) in self.skip or (config, "*") in self.skip
