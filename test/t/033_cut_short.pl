@@ -40,6 +40,14 @@ sub points
 	return "INSERT INTO $tbl SELECT $from + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, $n) i";
 }
 
+# n points in a 10 x 10 corner: more than a bucket holds, so one surely
+# splits (spread over the whole extent, 5,000 points may fill none)
+sub cluster_points
+{
+	my ($tbl, $from, $n) = @_;
+	return "INSERT INTO $tbl SELECT $from + i, ST_MakePoint(random() * 10, random() * 10) FROM generate_series(1, $n) i";
+}
+
 for my $am (qw(lbgrid hgrid))
 {
 	my $tbl = "c_$am";
@@ -53,7 +61,7 @@ for my $am (qw(lbgrid hgrid))
 
 	my $logpos = -s $node->logfile;
 	my ($ret, $out, $err) = $node->psql('postgres',
-		"SET hybrid_index.debug_fail_split = on; " . points($tbl, 600000, 5000));
+		"SET hybrid_index.debug_fail_split = on; " . cluster_points($tbl, 600000, 5000));
 	isnt($ret, 0, "$am: an insert whose bucket split is cut short fails");
 	like($err, qr/split of a bucket of index "\Q$idx\E" cut short/, "$am: with the error of the split");
 	like(substr(slurp_file($node->logfile), $logpos), qr/a change to index "\Q$idx\E" failed half-way/,
