@@ -5,11 +5,13 @@
  *
  * A batch never mixes reads and writes.  Batches larger than
  * hybrid_index.io_depth are cut into rounds of that size; within a round,
- * requests that follow each other in a file go as one vectored request.  Where io_uring
- * is unavailable (seccomp, old kernels) or hybrid_index.io_method = sync,
- * the same interface runs plain pread/pwrite loops.  Per-tier device
- * profiles, when hybrid_index.emulate_devices is on, stretch each round to
- * what the emulated device would take: ceil(n / parallelism) * latency.
+ * requests that follow each other in a file go as one vectored request.
+ * Where io_uring is unavailable (seccomp, old kernels) or
+ * hybrid_index.io_method = sync, the same interface runs plain
+ * pread/pwrite loops.  Per-tier device profiles, when
+ * hybrid_index.emulate_devices is on, stretch each round to what the
+ * emulated device would take: ceil(n / parallelism) * latency (n counts
+ * the pages asked for, also where neighbours went as one request).
  */
 #include "postgres.h"
 
@@ -100,7 +102,7 @@ sync_one(HiIoReq *r, bool write, ssize_t *done)
  * Requests that follow each other in one file form a run, sent as one
  * vectored request.  A bulk load or a checkpoint writes runs of fresh
  * slots, and 64 writes of 8 kB that extend an O_DIRECT file serialise on
- * the file's lock in the kernel's io_uring workers: 1.4 of a 5M-point
+ * the file's lock in the kernel's io_uring workers: 1.4 s of a 5M-point
  * build's 3.4 s went to that.
  */
 typedef struct IoRun
