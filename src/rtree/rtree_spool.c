@@ -173,9 +173,13 @@ rt_spool_get(RtSpool *s, void *e)
 		if (!hi_sort_get(s->sort, e))
 			elog(ERROR, "R-tree bulk load lost entries in its sort");
 	}
-	else if (s->order != NULL)
+	else
 	{
-		const char *src = s->arr + s->esz * s->order[s->pos];
+		const char *src;
+
+		/* sort_array set the order: the array is never read unsorted */
+		Assert(s->order != NULL);
+		src = s->arr + s->esz * s->order[s->pos];
 
 		/* the gather misses the CPU's caches: ask for an entry ahead */
 		if (s->pos + RT_SPOOL_PREFETCH < s->n)
@@ -189,8 +193,6 @@ rt_spool_get(RtSpool *s, void *e)
 		else
 			memcpy(e, src, s->esz);
 	}
-	else
-		memcpy(e, s->arr + s->esz * s->pos, s->esz);
 	s->pos++;
 }
 

@@ -379,11 +379,11 @@ emulate_round(HiIoReq *reqs, int n, bool write, double elapsed_us)
 void
 hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write)
 {
-	int			depth = Min(Max(hi_io_depth, 1), 1024);
-	int			start;
-	/* a round at a time: io_depth is at most 1024 */
+	/* a round at a time (io_depth's GUC maximum is 1024) */
 	static IoRun runs[1024];
-	static struct iovec iov[1024];
+	static struct iovec iov[lengthof(runs)];
+	int			depth = Min(Max(hi_io_depth, 1), (int) lengthof(runs));
+	int			start;
 
 	for (start = 0; start < n; start += depth)
 	{
