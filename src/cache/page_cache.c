@@ -452,26 +452,26 @@ hi_cache_read(HiIndex *idx, uint32 pageno)
 	return f;
 }
 
-/* A pinned frame gets a newer version of its page, dirty */
+/* A pinned frame gets a newer version of its page; dirty: not yet stored */
 static void
-overwrite_frame(HiFrame f, const char *page, uint32 page_size)
+overwrite_frame(HiFrame f, const char *page, uint32 page_size, bool dirty)
 {
 	/* a read-in or a write-out of it ends first */
 	cache_wait_io(f);
 	memcpy(hi_frame_data(f), page, page_size);
 	SpinLockAcquire(&cache_descs[f].hdr);
-	cache_descs[f].flags |= FR_VALID | FR_DIRTY;
+	cache_descs[f].flags |= FR_VALID | (dirty ? FR_DIRTY : 0);
 	SpinLockRelease(&cache_descs[f].hdr);
 }
 
 /*
- * Hand the current versions of n distinct pages to the cache as dirty
- * frames instead of writing them now: eviction and the index checkpoint
- * write them, in batches, like every dirty page (eFIND's flushes when it
- * shares the cache).  The caller holds the index's tree_lock exclusively.
+ * The current versions of n distinct pages into the cache: those it holds
+ * are overwritten, the others take free frames together (one batch of
+ * victims).  dirty: the versions are not in their tier files yet.
  */
-void
-hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages)
+static void
+put_pages(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages,
+		  bool dirty)
 {
 	HiFrameTag	tag;
 	HiFrame    *frames = palloc(sizeof(HiFrame) * Max(n, 1));
@@ -494,13 +494,11 @@ hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pag
 			miss[nmiss++] = i;
 			continue;
 		}
-		overwrite_frame(f, pages[i], idx->page_size);
+		overwrite_frame(f, pages[i], idx->page_size, dirty);
 		cache_unpin(f);
 	}
-	if (nmiss == 0)
-		return;
-	/* the missing ones take free frames together (one batch of victims) */
-	cache_get_free_frames(idx, frames, nmiss);
+	if (nmiss > 0)
+		cache_get_free_frames(idx, frames, nmiss);
 	for (i = 0; i < nmiss; i++)
 	{
 		HiFrame		f = frames[i];
@@ -511,14 +509,39 @@ hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pag
 		if (hi_spill_any())
 			(void) hi_spill_take(tag.slotno, tag.generation, tag.pageno, hi_frame_data(f));
 		memcpy(hi_frame_data(f), pages[miss[i]], idx->page_size);
-		f = map_frame(f, &tag, FR_VALID | FR_DIRTY, &ours);
+		f = map_frame(f, &tag, FR_VALID | (dirty ? FR_DIRTY : 0), &ours);
 		/* cached meanwhile (a reader of a clean copy): overwrite it */
 		if (!ours)
-			overwrite_frame(f, pages[miss[i]], idx->page_size);
+			overwrite_frame(f, pages[miss[i]], idx->page_size, dirty);
 		cache_unpin(f);
 	}
 	pfree(frames);
 	pfree(miss);
+}
+
+/*
+ * Hand the current versions of n distinct pages to the cache as dirty
+ * frames instead of writing them now: eviction and the index checkpoint
+ * write them, in batches, like every dirty page (eFIND's flushes when it
+ * shares the cache).  The caller holds the index's tree_lock exclusively.
+ */
+void
+hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages)
+{
+	put_pages(idx, pagenos, n, pages, true);
+}
+
+/*
+ * n pages were just written to their tier files by a buffer of the access
+ * method's own (the grids'): the cache keeps clean copies, so that the
+ * buffer's later misses of them are memory copies, not device reads.
+ * Nobody else may read or write these pages meanwhile (the buffer holds
+ * them).
+ */
+void
+hi_cache_put_clean(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages)
+{
+	put_pages(idx, pagenos, n, pages, false);
 }
 
 /*

@@ -23,6 +23,8 @@ extern HiFrame hi_cache_new_page(HiIndex *idx, uint32 pageno);
 extern bool hi_cache_holds(HiIndex *idx, uint32 pageno);
 extern void hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n,
 								char *const *pages);
+extern void hi_cache_put_clean(HiIndex *idx, const uint32 *pagenos, int n,
+							   char *const *pages);
 extern char *hi_frame_data(HiFrame f);
 extern void hi_frame_begin_write(HiFrame f);
 extern void hi_frame_mark_dirty(HiFrame f);

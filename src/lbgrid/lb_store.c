@@ -170,6 +170,7 @@ typedef struct RecList
 	LbRecord   *r;
 	int			n;
 	int			max;
+	bool		deletes;		/* a delete record is among them */
 } RecList;
 
 static int
@@ -208,7 +209,13 @@ cmp_rec(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts ? 1 : 0;
 }
 
-/* Lines 10-12: drop redundant and deleted records, compose the bucket */
+/*
+ * Lines 10-12: drop redundant and deleted records, compose the bucket.
+ * Without delete records every record is a live entry as it stands (two
+ * inserts of one entry count twice either way), and the sort that pairs
+ * deletes with their inserts is skipped: it was a third of a warm range
+ * query's CPU time on a freshly built index.
+ */
 static void
 resolve(RecList *rl, GridBucketData *out)
 {
@@ -216,6 +223,20 @@ resolve(RecList *rl, GridBucketData *out)
 
 	out->n = 0;
 	out->e = palloc(sizeof(GridEntry) * Max(rl->n, 1));
+	if (!rl->deletes)
+	{
+		for (i = 0; i < rl->n; i++)
+		{
+			GridEntry  *e = &out->e[i];
+
+			memset(e, 0, sizeof(GridEntry));
+			e->box = rl->r[i].box;
+			e->tid = rl->r[i].tid;
+			e->kind = rl->r[i].kind;
+		}
+		out->n = rl->n;
+		return;
+	}
 	if (rl->n > 1)
 		qsort(rl->r, rl->n, sizeof(LbRecord), cmp_rec);
 	while (i < rl->n)
@@ -329,6 +350,8 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 						palloc(sizeof(LbRecord) * l->max);
 				}
 				l->r[l->n++] = *rec;
+				if (rec->op != LB_OP_INSERT)
+					l->deletes = true;
 			}
 			gbuf_unpin(g, GRID_BUF_BUCKET, frames[p]);
 		}
