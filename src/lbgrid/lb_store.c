@@ -330,16 +330,22 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 			char	   *page = gbuf_page(g, GRID_BUF_BUCKET, frames[p]);
 			int			nr = ((HiPageHeader *) page)->nentries;
 			int			r;
+			Req		   *hit = NULL;
+			uint32		last = HI_INVALID_PAGE;
 
 			for (r = 0; r < nr; r++)
 			{
 				LbRecord   *rec = &LB_RECORDS(page)[r];
-				Req			key;
-				Req		   *hit;
 				RecList    *l;
 
-				key.bucket = rec->bucket;
-				hit = bsearch(&key, req, n, sizeof(Req), cmp_req);
+				/* a bucket's records come in runs (builds, rewrites) */
+				if (rec->bucket != last)
+				{
+					Req			key;
+
+					key.bucket = last = rec->bucket;
+					hit = bsearch(&key, req, n, sizeof(Req), cmp_req);
+				}
 				if (hit == NULL || rec->ts < since[hit->idx])
 					continue;
 				l = &rl[hit->idx];
