@@ -532,11 +532,11 @@ hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pag
 }
 
 /*
- * n pages were just written to their tier files by a buffer of the access
- * method's own (the grids'): the cache keeps clean copies, so that the
- * buffer's later misses of them are memory copies, not device reads.
- * Nobody else may read or write these pages meanwhile (the buffer holds
- * them).
+ * n pages were just written to their tier files past the cache (by a
+ * build, or by a buffer of the access method's own: the grids'): the cache
+ * keeps clean copies, so that later reads of them are memory copies, not
+ * device reads.  Nobody else may read or write these pages meanwhile (the
+ * build or the buffer holds them).
  */
 void
 hi_cache_put_clean(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages)

@@ -7,8 +7,12 @@
  * slice sorted by y and packed into pages; the boxes of those pages are
  * packed the same way, level by level, up to a single root.  Pages are
  * written straight to the tier files in batches of hybrid_index.io_depth,
- * bypassing the cache, so a build of millions of rows costs two sorts per
- * level and sequential batched writes.
+ * so a build of millions of rows costs two sorts per level and sequential
+ * batched writes.  An index sharing the page cache (no buffer_size) leaves
+ * clean copies there, as GiST's build leaves its pages in the OS cache:
+ * the first inserts after a build would otherwise read every leaf they
+ * touch from the device (2.1-2.3x GiST's time for one 5,000-row INSERT
+ * into 2M points).  The upper levels, written last, stay longest.
  *
  * Memory: the build stays within maintenance_work_mem (B).  The leaf
  * spool (rtree_spool.c) gets B: entries in an array up to B/2 (24 bytes
@@ -31,6 +35,7 @@
 #include "pgstat.h"
 
 #include "base/hi_base.h"
+#include "cache/page_cache.h"
 #include "rtree/rtree.h"
 #include "storage/storage.h"
 
@@ -42,6 +47,7 @@ typedef struct PageWriter
 	HiIndex    *idx;
 	char	   *mem;
 	char	  **pages;
+	uint32	   *pagenos;		/* of pages, for the cache's copies */
 	int			max;
 	int			n;
 	uint64		written;
@@ -54,6 +60,7 @@ writer_init(PageWriter *w, HiIndex *idx)
 	w->max = Max(hi_io_depth, 8);
 	w->mem = palloc((Size) w->max * idx->page_size + HI_IO_ALIGN);
 	w->pages = palloc(sizeof(char *) * w->max);
+	w->pagenos = palloc(sizeof(uint32) * w->max);
 	for (w->n = 0; w->n < w->max; w->n++)
 		w->pages[w->n] = (char *) TYPEALIGN(HI_IO_ALIGN, w->mem) +
 			(Size) w->n * w->idx->page_size;
@@ -65,6 +72,14 @@ static void
 writer_flush(PageWriter *w)
 {
 	hi_store_write(w->idx->sh, w->pages, w->n);
+	if (w->idx->sh->budget_frames == 0 && w->n > 0)
+	{
+		int			i;
+
+		for (i = 0; i < w->n; i++)
+			w->pagenos[i] = ((HiPageHeader *) w->pages[i])->pageno;
+		hi_cache_put_clean(w->idx, w->pagenos, w->n, w->pages);
+	}
 	w->written += w->n;
 	w->n = 0;
 	CHECK_FOR_INTERRUPTS();
