@@ -541,7 +541,41 @@ hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pag
 void
 hi_cache_put_clean(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages)
 {
-	put_pages(idx, pagenos, n, pages, false);
+	int			limit = hi_cache_batch_limit(idx);
+	int			off;
+
+	/* in batches a small cache can hold (its victims are found together) */
+	for (off = 0; off < n; off += limit)
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+		bool		full = false;
+
+		PG_TRY();
+		{
+			put_pages(idx, pagenos + off, Min(limit, n - off), pages + off, false);
+		}
+		PG_CATCH();
+		{
+			ErrorData  *edata;
+
+			/*
+			 * They are copies: a full disk met while the cache writes
+			 * another index's dirty victims costs them, not the caller's
+			 * write, which is done.  (Finding no victim at all is not
+			 * caught: its candidates stay pinned until the abort.)
+			 */
+			MemoryContextSwitchTo(cxt);
+			edata = CopyErrorData();
+			if (edata->sqlerrcode != ERRCODE_DISK_FULL)
+				PG_RE_THROW();
+			FlushErrorState();
+			FreeErrorData(edata);
+			full = true;
+		}
+		PG_END_TRY();
+		if (full)
+			break;
+	}
 }
 
 /*

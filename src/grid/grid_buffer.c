@@ -388,37 +388,17 @@ gbuf_free(GridShared *gs, int which)
 
 /* ---- the shared page cache below ---- */
 
-/*
- * Written frames leave clean copies in the shared page cache.  They are a
- * cache: a full disk met while the cache writes another index's dirty
- * victims to make room costs the copies, not this write.
- */
+/* Written frames leave clean copies in the shared page cache */
 static void
 copy_to_cache(Grid *g, GridBuf *b, GridBufDesc *d, const int *frames, int n,
 			  char **pages)
 {
-	MemoryContext cxt = CurrentMemoryContext;
 	uint32	   *pagenos = palloc(sizeof(uint32) * n);
 	int			i;
 
 	for (i = 0; i < n; i++)
 		pagenos[i] = d[frames[i]].pageno;
-	PG_TRY();
-	{
-		hi_cache_put_clean(g->idx, pagenos, n, pages);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode != ERRCODE_DISK_FULL)
-			PG_RE_THROW();
-		FlushErrorState();
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
+	hi_cache_put_clean(g->idx, pagenos, n, pages);
 	pfree(pagenos);
 }
 

@@ -473,9 +473,13 @@ hi_log_follow(HiIndex *idx, hi_log_apply_fn apply)
  * disk: the checkpoint its map file reflects (*base), then the log's valid
  * records.  For WAL redo, so never an ERROR: a file that cannot be read
  * counts as holding nothing.  *exists: the index has a map file here.
- * *newer: the log begins after the map's checkpoint, with a valid record
- * (only a copy makes that: its map file was copied before a checkpoint,
- * its log after it, as a base backup may).
+ * *newer: the log may begin after the map's checkpoint (only a copy makes
+ * that: its map file was copied before a checkpoint, its log after it, as
+ * a base backup may): its first valid record is beyond the map's
+ * position, or it has none (a checkpoint emptied it after the map was
+ * copied).  Such a copy that lacks records is healed by the next MAP
+ * record in WAL, whose PAGES records carry every page written since the
+ * map's checkpoint; without one it keeps refusing.
  */
 uint64
 hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber, uint64 *base, bool *exists,
@@ -504,6 +508,8 @@ hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber, uint64 *base, bool *exis
 				break;
 			off += sizeof(rec);
 		}
+		if (first)
+			*newer = true;
 		close(fd);
 	}
 	pfree(mpath);
