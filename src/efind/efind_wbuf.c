@@ -75,6 +75,13 @@ entry_key(const char *ent, int level)
 	}
 }
 
+/* A key's bit in a 64-bit signature of a set of keys */
+static inline uint64
+key_bit(uint64 key)
+{
+	return UINT64CONST(1) << ((key * UINT64CONST(0x9E3779B97F4A7C15)) >> 58);
+}
+
 /* Write the entry a node holds into ent */
 static void
 node_to_entry(const EfMod *m, int level, char *ent)
@@ -312,7 +319,7 @@ ef_wb_assemble(Ef *ef, EfWbEntry *e, const char *stored, char *out)
 	uint32	   *order = palloc(sizeof(uint32) * Max(e->nnodes, 1));
 	bool	   *used = palloc0(sizeof(bool) * Max(e->nnodes, 1));
 	uint32		n = 0;
-	uint32		norder;
+	uint32		norder = 0;
 	uint32		i;
 
 	if (e->status == EF_STATUS_DEL)
@@ -327,6 +334,25 @@ ef_wb_assemble(Ef *ef, EfWbEntry *e, const char *stored, char *out)
 	{
 		const HiPageHeader *sh = RT_PAGE_HDR(stored);
 		const char *src = stored + RT_HEADER_SIZE;
+		uint64		lo = 1,
+					hi = 0,
+					sig = 0;
+
+		/*
+		 * Most stored entries have no modification: their keys are outside
+		 * the modifications' range (new rows' TIDs follow the stored ones)
+		 * or miss a 64-bit signature of the modified keys, and need no
+		 * search of the tree.  An insertion's descent merges every buffered
+		 * page it passes; a search per entry was a fifth of its CPU.
+		 */
+		norder = nodes ? ef_mt_inorder(nodes, e->root, order) : 0;
+		if (norder > 0)
+		{
+			lo = nodes[order[0]].key;
+			hi = nodes[order[norder - 1]].key;
+			for (i = 0; i < norder; i++)
+				sig |= key_bit(nodes[order[i]].key);
+		}
 
 		if (sh->level != level)
 			ereport(ERROR,
@@ -336,7 +362,9 @@ ef_wb_assemble(Ef *ef, EfWbEntry *e, const char *stored, char *out)
 		for (i = 0; i < sh->nentries; i++)
 		{
 			const char *s = src + i * esz;
-			uint32		m = nodes ? ef_mt_find(nodes, e->root, entry_key(s, level)) : EF_NIL;
+			uint64		key = entry_key(s, level);
+			uint32		m = key >= lo && key <= hi && (sig & key_bit(key)) ?
+				ef_mt_find(nodes, e->root, key) : EF_NIL;
 
 			if (m == EF_NIL)
 			{
@@ -354,7 +382,8 @@ ef_wb_assemble(Ef *ef, EfWbEntry *e, const char *stored, char *out)
 			}
 		}
 	}
-	norder = nodes ? ef_mt_inorder(nodes, e->root, order) : 0;
+	if (e->status != EF_STATUS_MOD)
+		norder = nodes ? ef_mt_inorder(nodes, e->root, order) : 0;
 	for (i = 0; i < norder; i++)
 	{
 		EfMod	   *m = &nodes[order[i]];
