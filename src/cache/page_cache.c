@@ -443,6 +443,33 @@ hi_cache_batch_limit(HiIndex *idx)
 	return Max(1, Min(limit, cap / 2));
 }
 
+/*
+ * Copies of the current versions of n distinct pages into bufs (page_size
+ * bytes each), read through the cache in batches: for buffers of an
+ * access method's own (eFIND's, the grids') that share the cache below.
+ */
+void
+hi_cache_copy_pages(HiIndex *idx, const uint32 *pagenos, int n, char **bufs)
+{
+	int			limit = hi_cache_batch_limit(idx);
+	HiFrame    *frames = palloc(sizeof(HiFrame) * Max(Min(n, limit), 1));
+	int			off;
+
+	for (off = 0; off < n; off += limit)
+	{
+		int			k = Min(limit, n - off);
+		int			i;
+
+		hi_cache_read_batch(idx, pagenos + off, k, frames);
+		for (i = 0; i < k; i++)
+		{
+			memcpy(bufs[off + i], hi_frame_data(frames[i]), idx->page_size);
+			hi_frame_release(frames[i]);
+		}
+	}
+	pfree(frames);
+}
+
 HiFrame
 hi_cache_read(HiIndex *idx, uint32 pageno)
 {

@@ -19,6 +19,8 @@ extern HiFrame hi_cache_read(HiIndex *idx, uint32 pageno);
 extern int	hi_cache_batch_limit(HiIndex *idx);
 extern void hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n,
 								HiFrame *frames);
+extern void hi_cache_copy_pages(HiIndex *idx, const uint32 *pagenos, int n,
+								char **bufs);
 extern HiFrame hi_cache_new_page(HiIndex *idx, uint32 pageno);
 extern bool hi_cache_holds(HiIndex *idx, uint32 pageno);
 extern void hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n,

@@ -48,29 +48,6 @@ shared_cache(Ef *ef)
 	return ef->sh->budget_frames == 0;
 }
 
-/* Stored versions of n pages through the shared page cache, in batches */
-static void
-read_through_cache(Ef *ef, const uint32 *pagenos, int n, char **bufs)
-{
-	int			limit = hi_cache_batch_limit(ef->idx);
-	HiFrame    *frames = palloc(sizeof(HiFrame) * Min(n, limit));
-	int			off;
-
-	for (off = 0; off < n; off += limit)
-	{
-		int			k = Min(limit, n - off);
-		int			i;
-
-		hi_cache_read_batch(ef->idx, pagenos + off, k, frames);
-		for (i = 0; i < k; i++)
-		{
-			memcpy(bufs[off + i], hi_frame_data(frames[i]), ef->st->page_size);
-			hi_frame_release(frames[i]);
-		}
-	}
-	pfree(frames);
-}
-
 /*
  * New stored versions of n pages were written (caller holds tree_lock
  * exclusively): copies in the shared page cache get them too.
@@ -143,7 +120,7 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 			mb[i] = out[miss[i]];
 		}
 		if (shared_cache(ef))
-			read_through_cache(ef, mp, nmiss, mb);
+			hi_cache_copy_pages(ef->idx, mp, nmiss, mb);
 		else
 			hi_store_read(ef->sh, mp, nmiss, mb);
 		pg_atomic_fetch_add_u64(&c->storage_reads, nmiss);

@@ -390,8 +390,7 @@ gbuf_free(GridShared *gs, int which)
 
 /* Written frames leave clean copies in the shared page cache */
 static void
-copy_to_cache(Grid *g, GridBuf *b, GridBufDesc *d, const int *frames, int n,
-			  char **pages)
+copy_to_cache(Grid *g, GridBufDesc *d, const int *frames, int n, char **pages)
 {
 	uint32	   *pagenos = palloc(sizeof(uint32) * n);
 	int			i;
@@ -400,29 +399,6 @@ copy_to_cache(Grid *g, GridBuf *b, GridBufDesc *d, const int *frames, int n,
 		pagenos[i] = d[frames[i]].pageno;
 	hi_cache_put_clean(g->idx, pagenos, n, pages);
 	pfree(pagenos);
-}
-
-/* Stored versions of n pages through the shared page cache, in batches */
-static void
-read_through_cache(Grid *g, const uint32 *pagenos, int n, char **bufs)
-{
-	int			limit = hi_cache_batch_limit(g->idx);
-	HiFrame    *cf = palloc(sizeof(HiFrame) * Min(n, limit));
-	int			off;
-
-	for (off = 0; off < n; off += limit)
-	{
-		int			k = Min(limit, n - off);
-		int			i;
-
-		hi_cache_read_batch(g->idx, pagenos + off, k, cf);
-		for (i = 0; i < k; i++)
-		{
-			memcpy(bufs[off + i], hi_frame_data(cf[i]), g->gs->page_size);
-			hi_frame_release(cf[i]);
-		}
-	}
-	pfree(cf);
 }
 
 /* ---- write-out ---- */
@@ -444,7 +420,7 @@ write_frames(Grid *g, GridBuf *b, GridBufDesc *d, const int *frames, int n)
 		d[frames[i]].flags &= ~GB_DIRTY;
 	b->st.pages_flushed += n;
 	if (shares_cache(g))
-		copy_to_cache(g, b, d, frames, n, pages);
+		copy_to_cache(g, d, frames, n, pages);
 	pfree(pages);
 }
 
@@ -800,7 +776,7 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 			PG_TRY();
 			{
 				if (shares_cache(g))
-					read_through_cache(g, rdpages, nread, bufs);
+					hi_cache_copy_pages(g->idx, rdpages, nread, bufs);
 				else
 					hi_store_read(g->sh, rdpages, nread, bufs);
 			}
