@@ -430,6 +430,13 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 	pfree(waits);
 }
 
+/* Pages the shared cache holds, all indexes together */
+int
+hi_cache_frames(void)
+{
+	return cache_ctl->nframes;
+}
+
 /*
  * How many pages a caller should pin at once in one batch: the I/O depth,
  * but no more than half the index's budget (or of the cache).

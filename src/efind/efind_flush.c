@@ -458,30 +458,36 @@ ef_flush_once(Ef *ef)
  * caller holds tree_lock exclusively and has finished its operation.
  *
  * With the paper's memory model (reloption buffer_size) one unit per run
- * of Alg. 3, as the paper does.  An index sharing the page cache writes
- * the best eighth of the units one run ranks: once the buffer is full a
- * flush follows nearly every
- * insertion, and ranking the whole Write Buffer Table for 5 pages was
- * most of an insertion's CPU (4x GiST's per row).  The units are those a
- * run ranks best, not quite the ones successive runs would pick (removing
- * a unit's pages moves the later units' boundaries).
+ * of Alg. 3, as the paper does.  An index sharing the page cache differs
+ * in two ways:
+ *	- it writes the best eighth of the units one run ranks: once the buffer
+ *	  is full a flush follows nearly every insertion, and ranking the whole
+ *	  Write Buffer Table for 5 pages was most of an insertion's CPU (4x
+ *	  GiST's per row).  The units are those a run ranks best, not quite the
+ *	  ones successive runs would pick (removing a unit's pages moves the
+ *	  later units' boundaries);
+ *	- its buffer also counts as full when it holds modifications of more
+ *	  pages than a quarter of the cache's frames: writing a page merges its
+ *	  stored version (Alg. 2), and a buffer spread over more pages than the
+ *	  cache keeps read nearly every page twice from the device, once when
+ *	  an insertion chose it and again when it was flushed (1.7 device reads
+ *	  per row into an index 11x an 8 MB cache, bench/insert_budget.sh).
  */
 void
 ef_flush_to_budget(Ef *ef)
 {
-	int			max_units = 1;
+	bool		shares_cache = ef->sh->budget_frames == 0;
+	uint32		max_pages = shares_cache ? Max(hi_cache_frames() / 4, 1) : UINT32_MAX;
 
-	if (ef->sh->budget_frames == 0)
-		max_units = INT_MAX;
 	for (;;)
 	{
 		bool		over;
-		int			units = max_units;
+		int			units = 1;
 
 		LWLockAcquire(&ef->slot->wb_lock, LW_SHARED);
-		over = ef->st->wb_bytes > ef->st->write_budget;
-		if (units > 1)
-			units = Min(units, Max(1, (int) (ef->st->wb.n / Max(ef->st->cfg.flush_unit, 1)) / 8));
+		over = ef->st->wb_bytes > ef->st->write_budget || ef->st->wb.n > max_pages;
+		if (shares_cache)
+			units = Max(1, (int) (ef->st->wb.n / Max(ef->st->cfg.flush_unit, 1)) / 8);
 		LWLockRelease(&ef->slot->wb_lock);
 		if (!over || flush_units(ef, units) == 0)
 			break;
