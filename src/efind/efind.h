@@ -358,6 +358,11 @@ extern void ef_wb_areas(Ef *ef, EfWbEntry *e, double *marea, double *oarea);
 extern Size ef_wb_entry_bytes(const EfWbEntry *e);
 extern void ef_wb_check(Ef *ef);
 
+/* ---- a backend's assembled inner pages (efind_memo.c), wb_lock held ---- */
+
+extern bool ef_memo_get(Ef *ef, const EfWbEntry *e, char *out);
+extern void ef_memo_put(Ef *ef, const EfWbEntry *e, const char *page);
+
 /* ---- read buffer (efind_rbuf.c), rb_lock held exclusively ---- */
 
 extern void ef_rb_init(Ef *ef);

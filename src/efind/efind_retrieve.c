@@ -49,10 +49,6 @@ shared_cache(Ef *ef)
 }
 
 /*
- * New stored versions of n pages were written (caller holds tree_lock
- * exclusively): copies in the shared page cache get them too.
- */
-/*
  * Store the flushed versions of n pages: with the paper's buffer model
  * (buffer_size), written at once in one batch; sharing the page cache,
  * handed to it as dirty pages (written by eviction or the checkpoint).
@@ -89,6 +85,13 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 
 		if (e == NULL)
 			continue;
+		if (!for_flush && ef_memo_get(ef, e, out[i]))
+		{
+			/* assembled by this backend before, unchanged since */
+			done[i] = true;
+			pg_atomic_fetch_add_u64(e->status == EF_STATUS_MOD ? &c->wb_merges : &c->wb_new_reads, 1);
+			continue;
+		}
 		if (e->status == EF_STATUS_MOD)
 		{
 			merge[i] = true;
@@ -96,6 +99,7 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 			continue;
 		}
 		ef_wb_assemble(ef, e, NULL, out[i]);	/* NEW (DEL raises an error) */
+		ef_memo_put(ef, e, out[i]);
 		done[i] = true;
 		pg_atomic_fetch_add_u64(&c->wb_new_reads, 1);
 	}
@@ -154,6 +158,7 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 					 pagenos[i]);
 			memcpy(stored, out[i], ef->st->page_size);
 			ef_wb_assemble(ef, e, stored, out[i]);
+			ef_memo_put(ef, e, out[i]);
 			pg_atomic_fetch_add_u64(&c->wb_merges, 1);
 		}
 		LWLockRelease(&ef->slot->wb_lock);
