@@ -22,19 +22,12 @@ DATA=/tmp/hi_commit_cost.$PORT
 OUT=bench/results/commit-cost.md
 VARIANTS="none gist hyrtree efind lbgrid hgrid"
 
-bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true
-rm -rf "$DATA"
-HI_EXTRA_CONF="shared_buffers = 256MB
+source bench/lib.sh
+bench_cluster "shared_buffers = 256MB
 max_wal_size = 4GB
 synchronous_commit = on
-fsync = on" bash tools/pgcluster.sh start "$DATA" "$PORT" >/dev/null
-trap 'bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true' EXIT
+fsync = on"
 
-export PGHOST=/tmp/hybrid_index_sock.$PORT PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
-q() { psql -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
-q "CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS hybrid_index"
-
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 using() {
 	case $1 in
@@ -102,8 +95,8 @@ for v in $VARIANTS; do
 			for b in $(seq 1 $((ROWS / 1000))); do
 				q "INSERT INTO f (geom) SELECT ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 1000)"
 			done
-			bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null
-			bash tools/pgcluster.sh start "$DATA" "$PORT" >/dev/null
+			bench_server stop
+			bench_server start
 			ms=$(psql -XAtq -c '\timing on' -c "SET enable_seqscan = off; SELECT count(*) FROM f WHERE geom && ST_MakeEnvelope(100, 100, 110, 110)" |
 				sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
 			first_list+=("$ms")

@@ -9,14 +9,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PORT=56320; DATA=/tmp/hi_single.$PORT
-bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true
-rm -rf "$DATA"
-HI_EXTRA_CONF="shared_buffers = 256MB
+source bench/lib.sh
+bench_cluster "shared_buffers = 256MB
 synchronous_commit = on
-fsync = on" bash tools/pgcluster.sh start "$DATA" "$PORT" >/dev/null
-export PGHOST=/tmp/hybrid_index_sock.$PORT PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
-q() { psql -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
-q "CREATE EXTENSION postgis; CREATE EXTENSION hybrid_index"
+fsync = on"
 script=$(mktemp /tmp/hi_commit_latency.XXXXXX.sql)
 echo "INSERT INTO w (geom) VALUES (ST_MakePoint(random() * 1000, random() * 1000));" > "$script"
 chmod 644 "$script"
@@ -29,5 +25,5 @@ for v in none gist hyrtree efind lbgrid hgrid; do
     echo "${1:-build} $v $r $lat"
   done
 done
-bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null
+bench_server stop
 rm -f "$script"

@@ -30,23 +30,16 @@ DATA=/tmp/hi_insert_budget.$PORT
 OUT=${HI_BENCH_OUT:-bench/results/insert-budget.md}
 VARIANTS=${HI_VARIANTS:-"gist efind lbgrid hyrtree hgrid"}
 
-cluster() { bash tools/pgcluster.sh "$@" >/dev/null; }
-cluster stop "$DATA" "$PORT" 2>/dev/null || true
-rm -rf "$DATA"
+source bench/lib.sh
 # frames of the page cache as large as the pages (tools/pgcluster.sh allows
 # 32 kB pages for the tests, which would make an 8 MB cache hold 256 pages)
-HI_EXTRA_CONF="hybrid_index.max_page_size = 8192
+bench_cluster "hybrid_index.max_page_size = 8192
 max_wal_size = 16GB
 checkpoint_timeout = 1h
 wal_buffers = 16MB
 maintenance_work_mem = 1GB
 max_parallel_maintenance_workers = 0
-synchronous_commit = on" cluster start "$DATA" "$PORT"
-trap 'bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true' EXIT
-
-export PGHOST=/tmp/hybrid_index_sock.$PORT PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
-q() { psql -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
-q "CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS hybrid_index"
+synchronous_commit = on"
 q "CREATE TABLE p (id bigint, geom geometry);
    SELECT setseed(0.23);
    INSERT INTO p SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, $ROWS) i;
@@ -60,12 +53,12 @@ DROPPED=yes
 # stop, drop the OS page cache, start: the next statement finds nothing cached
 cold_restart() {
 	q "CHECKPOINT"
-	cluster stop "$DATA" "$PORT"
+	bench_server stop
 	sync
 	if ! { echo 3 >/proc/sys/vm/drop_caches; } 2>/dev/null; then
 		DROPPED=no
 	fi
-	cluster start "$DATA" "$PORT"
+	bench_server start
 }
 
 # memory of one variant: GiST all in shared_buffers, ours split
@@ -105,7 +98,6 @@ device_reads() {
 	awk -v d="$DEV" '$3 == d {print $4; found = 1} END {if (!found) print 0}' /proc/diskstats
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 declare -A RPS SIZE SIZEX READS DREADS OK
 for v in $VARIANTS; do
@@ -147,7 +139,6 @@ for v in $VARIANTS; do
 	echo "insert_budget: $v: median ${RPS[$v]} rows/s, index ${SIZEX[$v]}x the budget, window ${OK[$v]}" >&2
 done
 
-r2() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}'; }
 mb() { awk -v b="$1" 'BEGIN {printf "%.0f", b / 1048576}'; }
 KEEP=$(sed -n '/^## Where the time goes/,$p' "$OUT" 2>/dev/null || true)
 {

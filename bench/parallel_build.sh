@@ -18,17 +18,11 @@ DATA=/tmp/hi_parallel_build.$PORT
 OUT=bench/results/parallel-build.md
 VARIANTS=${HI_VARIANTS:-"gist hyrtree efind lbgrid hgrid"}
 
-bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true
-rm -rf "$DATA"
-HI_EXTRA_CONF="shared_buffers = 1GB
+source bench/lib.sh
+bench_cluster "shared_buffers = 1GB
 max_wal_size = 16GB
 maintenance_work_mem = 1GB
-max_parallel_maintenance_workers = 1" bash tools/pgcluster.sh start "$DATA" "$PORT" >/dev/null
-trap 'bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true' EXIT
-
-export PGHOST=/tmp/hybrid_index_sock.$PORT PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
-q() { psql -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
-q "CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS hybrid_index"
+max_parallel_maintenance_workers = 1"
 q "CREATE TABLE p (id bigint, geom geometry);
    SELECT setseed(0.17);
    INSERT INTO p SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, $ROWS) i"
@@ -36,7 +30,6 @@ q "VACUUM ANALYZE p"
 q "CHECKPOINT"
 TABLE_MB=$(q "SELECT pg_relation_size('p') / 1048576")
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 # seconds of one CREATE INDEX with the given number of workers (the
 # table's parallel_workers: 0 is serial)
 build() {
@@ -65,7 +58,6 @@ for v in $VARIANTS; do
 	[ "$v" != gist ] && PAR[$v]=$(printf '%s\n' "${p_list[@]}" | median)
 done
 
-r2() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}'; }
 # a hand-written section at the end (profiles) is kept
 KEEP=$(sed -n '/^## Where the time goes/,$p' "$OUT" 2>/dev/null || true)
 {

@@ -23,16 +23,10 @@ DATA=/tmp/hi_space_growth.$PORT
 OUT=bench/results/space-growth.md
 VARIANTS=${HI_VARIANTS:-"gist hyrtree efind lbgrid hgrid"}
 
-bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true
-rm -rf "$DATA"
-HI_EXTRA_CONF="shared_buffers = 256MB
+source bench/lib.sh
+bench_cluster "shared_buffers = 256MB
 max_wal_size = 8GB
-maintenance_work_mem = 256MB" bash tools/pgcluster.sh start "$DATA" "$PORT" >/dev/null
-trap 'bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true' EXIT
-
-export PGHOST=/tmp/hybrid_index_sock.$PORT PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
-q() { psql -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
-q "CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS hybrid_index"
+maintenance_work_mem = 256MB"
 
 declare -A FRESH AFTER REBUILT SECS
 for v in $VARIANTS; do
