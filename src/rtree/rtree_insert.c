@@ -44,29 +44,34 @@ rt_init_empty(HiIndex *idx)
 	meta->height = 1;
 }
 
-/* ChooseSubtree: least enlargement, then least area */
+/*
+ * ChooseSubtree: least enlargement, then least area.  The boxes' areas
+ * and enlargements are computed first, in a loop of its own that the
+ * compiler can vectorise, then the choice is made; the arithmetic is the
+ * same as a single loop's.  This runs over every entry of every inner
+ * page an insertion passes, most of its CPU after the page merges.
+ */
 static int
 choose_entry(const char *page, const HiBox *box)
 {
 	const HiPageHeader *h = RT_PAGE_HDR(page);
 	const RtInternalEntry *e = RT_INTERNAL(page);
+	int			n = h->nentries;
+	double	   *area = palloc(sizeof(double) * Max(n, 1));
+	double	   *enl = palloc(sizeof(double) * Max(n, 1));
 	int			best = 0;
-	double		best_enl = 0,
-				best_area = 0;
 	int			i;
 
-	for (i = 0; i < h->nentries; i++)
+	for (i = 0; i < n; i++)
 	{
-		double		area = rt_box_area(&e[i].box);
-		double		enl = rt_box_enlargement(&e[i].box, box, area);
-
-		if (i == 0 || enl < best_enl || (enl == best_enl && area < best_area))
-		{
-			best = i;
-			best_enl = enl;
-			best_area = area;
-		}
+		area[i] = rt_box_area(&e[i].box);
+		enl[i] = rt_box_enlargement(&e[i].box, box, area[i]);
 	}
+	for (i = 1; i < n; i++)
+		if (enl[i] < enl[best] || (enl[i] == enl[best] && area[i] < area[best]))
+			best = i;
+	pfree(area);
+	pfree(enl);
 	return best;
 }
 
