@@ -11,17 +11,17 @@
  * points the merges of the descent were a quarter of an insertion's CPU.
  * Between two insertions an inner page rarely changes, so the version
  * assembled last is kept and reused while the page's Write Buffer Table
- * entry carries the same stamp.
+ * entry is unchanged.
  *
  * Why (stamp, mod_count) identifies a version: ef_wb_record gives an
  * entry a new stamp from the state's clock at the end of every record
  * that modified it, a stamp no other entry of the state had, and every
  * single modification counts in mod_count (so a record cut short by an
- * error changes the pair too); the stored
- * version under an entry changes only when a flush writes the page, which
- * removes the entry.  The state's serial (bumped whenever a state is
- * created for the slot) tells states apart.  Leaves are not kept: an
- * insertion changes the leaf it reads.
+ * error changes the pair too); the stored version under an entry changes
+ * only when a flush writes the page, which removes the entry.  The
+ * state's serial (bumped whenever a state is created for the slot) tells
+ * states apart.  Leaves are not kept: an insertion changes the leaf it
+ * reads.
  *
  * Indexes with the paper's memory model (reloption buffer_size) never use
  * the memo, so their counters and read buffer behave exactly as the paper
