@@ -342,6 +342,17 @@ typedef struct Ef
 	dsa_area   *area;
 } Ef;
 
+/*
+ * Does the index read its stored pages through the shared page cache (no
+ * buffer budget of its own, reloption buffer_size unset)?  Otherwise the
+ * paper's memory model holds exactly.
+ */
+static inline bool
+ef_shares_cache(const Ef *ef)
+{
+	return ef->sh->budget_frames == 0;
+}
+
 extern void efind_shmem_init(void);
 extern void ef_get(HiIndex *idx, Ef *ef);
 extern void efind_discard(int slotno, uint32 generation);

@@ -476,7 +476,7 @@ ef_flush_once(Ef *ef)
 void
 ef_flush_to_budget(Ef *ef)
 {
-	bool		shares_cache = ef->sh->budget_frames == 0;
+	bool		shares_cache = ef_shares_cache(ef);
 	uint32		max_pages = shares_cache ? Max(hi_cache_frames() / 4, 1) : UINT32_MAX;
 
 	for (;;)

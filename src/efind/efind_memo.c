@@ -60,7 +60,7 @@ slot_for(uint32 pageno)
 static inline bool
 memo_applies(Ef *ef, const EfWbEntry *e)
 {
-	return ef->sh->budget_frames == 0 && e->level > 0 && e->stamp != 0 &&
+	return ef_shares_cache(ef) && e->level > 0 && e->stamp != 0 &&
 		e->status != EF_STATUS_DEL;
 }
 

@@ -41,13 +41,6 @@ ef_alloc_page(MemoryContext cxt, uint32 page_size)
 	return (char *) TYPEALIGN(HI_IO_ALIGN, raw);
 }
 
-/* Does this index read its stored pages through the shared page cache? */
-static inline bool
-shared_cache(Ef *ef)
-{
-	return ef->sh->budget_frames == 0;
-}
-
 /*
  * Store the flushed versions of n pages: with the paper's buffer model
  * (buffer_size), written at once in one batch; sharing the page cache,
@@ -56,7 +49,7 @@ shared_cache(Ef *ef)
 void
 ef_retrieve_write(Ef *ef, const uint32 *pagenos, int n, char **pages)
 {
-	if (shared_cache(ef))
+	if (ef_shares_cache(ef))
 		hi_cache_write_back(ef->idx, pagenos, n, pages);
 	else
 		hi_store_write(ef->sh, pages, n);
@@ -123,7 +116,7 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 			mp[i] = pagenos[miss[i]];
 			mb[i] = out[miss[i]];
 		}
-		if (shared_cache(ef))
+		if (ef_shares_cache(ef))
 			hi_cache_copy_pages(ef->idx, mp, nmiss, mb);
 		else
 			hi_store_read(ef->sh, mp, nmiss, mb);

@@ -222,7 +222,7 @@ ef_check(HiIndex *idx)
 	{
 		char	   *stored = ef_alloc_page(CurrentMemoryContext, ef.st->page_size);
 
-		if (ef.sh->budget_frames == 0)
+		if (ef_shares_cache(&ef))
 		{
 			/* sharing the cache, flushes leave the newest version there */
 			HiFrame		f;

@@ -527,7 +527,7 @@ ef_wb_check(Ef *ef)
 							e->pageno)));
 		/* sharing the cache, a flushed page may be there only (dirty) */
 		if (e->status == EF_STATUS_MOD && !HI_PTE_MAPPED(pte) &&
-			!(ef->sh->budget_frames == 0 && hi_cache_holds(ef->idx, e->pageno)))
+			!(ef_shares_cache(ef) && hi_cache_holds(ef->idx, e->pageno)))
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("efind write buffer: modified page %u has no stored version",

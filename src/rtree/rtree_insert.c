@@ -49,16 +49,20 @@ rt_init_empty(HiIndex *idx)
  * and enlargements are computed first, in a loop of its own that the
  * compiler can vectorise, then the choice is made; the arithmetic is the
  * same as a single loop's.  This runs over every entry of every inner
- * page an insertion passes, most of its CPU after the page merges.
+ * page an insertion passes, most of its CPU after the page merges, so
+ * the scratch space is static (an inner page of the largest size) rather
+ * than allocated per call.
  */
+#define RT_MAX_INTERNAL ((HI_PAGE_SIZE_MAX - RT_HEADER_SIZE) / sizeof(RtInternalEntry))
+
 static int
 choose_entry(const char *page, const HiBox *box)
 {
+	static double area[RT_MAX_INTERNAL];
+	static double enl[RT_MAX_INTERNAL];
 	const HiPageHeader *h = RT_PAGE_HDR(page);
 	const RtInternalEntry *e = RT_INTERNAL(page);
-	int			n = h->nentries;
-	double	   *area = palloc(sizeof(double) * Max(n, 1));
-	double	   *enl = palloc(sizeof(double) * Max(n, 1));
+	int			n = Min(h->nentries, RT_MAX_INTERNAL);
 	int			best = 0;
 	int			i;
 
@@ -70,8 +74,6 @@ choose_entry(const char *page, const HiBox *box)
 	for (i = 1; i < n; i++)
 		if (enl[i] < enl[best] || (enl[i] == enl[best] && area[i] < area[best]))
 			best = i;
-	pfree(area);
-	pfree(enl);
 	return best;
 }
 
