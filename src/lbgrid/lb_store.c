@@ -43,6 +43,17 @@ lbgrid_page_layout(const char *page, uint32 page_size)
 	{
 		if (h->nentries > lb_capacity(page_size))
 			return "its record count exceeds the log-bucket's capacity";
+		/* a search trusts the order of a sealed log-bucket (lb_load) */
+		if (h->flags & LB_HDR_SORTED)
+		{
+			const LbRecord *r = LB_RECORDS(page);
+			int			i;
+
+			for (i = 1; i < h->nentries; i++)
+				if (r[i].bucket < r[i - 1].bucket ||
+					(r[i].bucket == r[i - 1].bucket && r[i].ts <= r[i - 1].ts))
+					return "its records are not in bucket order although it says so";
+		}
 		return NULL;
 	}
 	return grid_page_layout(page, page_size);
@@ -72,6 +83,42 @@ lb_release_page(Grid *g, uint32 page, uint32 cnt)
 		lb_maybe_queue(g, page);
 }
 
+/* records of one bucket together, in time order */
+static int
+cmp_bucket_ts(const void *a, const void *b)
+{
+	const LbRecord *x = a;
+	const LbRecord *y = b;
+
+	if (x->bucket != y->bucket)
+		return x->bucket < y->bucket ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts ? 1 : 0;
+}
+
+/*
+ * A sealed log-bucket gets no more records: order them by bucket, so that
+ * a search finds a bucket's run with a binary search instead of looking up
+ * the bucket of each of the page's records (lb_load).  Records of one
+ * bucket keep their time order; lists count records per page, not
+ * positions, so nothing else changes.
+ */
+static void
+sort_sealed(Grid *g, uint32 page)
+{
+	int			f;
+	char	   *pg;
+	HiPageHeader *h;
+
+	gbuf_pin(g, GRID_BUF_BUCKET, &page, 1, &f);
+	pg = gbuf_page(g, GRID_BUF_BUCKET, f);
+	h = (HiPageHeader *) pg;
+	if (h->nentries > 1)
+		qsort(LB_RECORDS(pg), h->nentries, sizeof(LbRecord), cmp_bucket_ts);
+	h->flags |= LB_HDR_SORTED;
+	gbuf_dirty(g, GRID_BUF_BUCKET, f);
+	gbuf_unpin(g, GRID_BUF_BUCKET, f);
+}
+
 /* Seal the working log-bucket and start a new one */
 static void
 new_working(Grid *g)
@@ -93,6 +140,7 @@ new_working(Grid *g)
 	ls->working = p;
 	if (old != HI_INVALID_PAGE)
 	{
+		sort_sealed(g, old);
 		lp = lb_page(g, old);
 		lp->flags |= LB_PAGE_SEALED;
 		ls->sealed++;
@@ -159,11 +207,65 @@ append(Grid *g, uint32 b, uint8 op, const GridEntry *e, int n)
 
 /* ---- reading: Algorithm 1 ---- */
 
-typedef struct Req
+/*
+ * The requested buckets by id, for the records of a log-bucket page: an
+ * open-addressing table of positions in the caller's array.  A page holds
+ * short runs of many buckets' records, so this lookup runs about once per
+ * record; a binary search there was a third of lbgrid's warm range time.
+ */
+typedef struct ReqTable
 {
-	uint32		bucket;
-	int			idx;			/* position in the caller's array */
-} Req;
+	const uint32 *b;			/* the caller's bucket ids */
+	int32	   *slot;			/* position in b, or -1 */
+	uint32		mask;
+	int			shift;
+} ReqTable;
+
+static inline uint32
+req_hash(const ReqTable *t, uint32 bucket)
+{
+	return (bucket * 0x9E3779B1u) >> t->shift;
+}
+
+static void
+req_init(ReqTable *t, const uint32 *b, int n)
+{
+	int			bits = 1;
+	int			i;
+
+	while ((1 << bits) < 2 * n)
+		bits++;
+	t->b = b;
+	t->mask = (1u << bits) - 1;
+	t->shift = 32 - bits;
+	t->slot = palloc(sizeof(int32) << bits);
+	memset(t->slot, -1, sizeof(int32) << bits);
+	for (i = 0; i < n; i++)
+	{
+		uint32		h = req_hash(t, b[i]);
+
+		while (t->slot[h] >= 0 && b[t->slot[h]] != b[i])
+			h = (h + 1) & t->mask;
+		/* a bucket asked for twice gets its records in its first place */
+		if (t->slot[h] < 0)
+			t->slot[h] = i;
+	}
+}
+
+/* The position of bucket in the caller's array, or -1 */
+static inline int
+req_find(const ReqTable *t, uint32 bucket)
+{
+	uint32		h = req_hash(t, bucket);
+
+	while (t->slot[h] >= 0)
+	{
+		if (t->b[t->slot[h]] == bucket)
+			return t->slot[h];
+		h = (h + 1) & t->mask;
+	}
+	return -1;
+}
 
 typedef struct RecList
 {
@@ -172,24 +274,6 @@ typedef struct RecList
 	int			max;
 	bool		deletes;		/* a delete record is among them */
 } RecList;
-
-static int
-cmp_req(const void *a, const void *b)
-{
-	uint32		x = ((const Req *) a)->bucket;
-	uint32		y = ((const Req *) b)->bucket;
-
-	return x < y ? -1 : x > y ? 1 : 0;
-}
-
-static int
-cmp_u32(const void *a, const void *b)
-{
-	uint32		x = *(const uint32 *) a;
-	uint32		y = *(const uint32 *) b;
-
-	return x < y ? -1 : x > y ? 1 : 0;
-}
 
 /* records of one (TID, box) together, in time order */
 static int
@@ -268,6 +352,56 @@ resolve(RecList *rl, GridBucketData *out)
 	}
 }
 
+/* A log-bucket in the lists of the idx-th requested bucket */
+typedef struct PageReq
+{
+	uint32		page;
+	int			idx;
+} PageReq;
+
+static int
+cmp_page_req(const void *a, const void *b)
+{
+	const PageReq *x = a;
+	const PageReq *y = b;
+
+	if (x->page != y->page)
+		return x->page < y->page ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx ? 1 : 0;
+}
+
+static inline void
+take_record(RecList *l, const LbRecord *rec)
+{
+	if (l->n == l->max)
+	{
+		l->max *= 2;
+		l->r = repalloc(l->r, sizeof(LbRecord) * l->max);
+	}
+	l->r[l->n++] = *rec;
+	if (rec->op != LB_OP_INSERT)
+		l->deletes = true;
+}
+
+/* The first of the nr sorted records whose bucket is at least bucket */
+static int
+sorted_lower_bound(const LbRecord *recs, int nr, uint32 bucket)
+{
+	int			lo = 0,
+				hi = nr;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (recs[mid].bucket < bucket)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
  * Algorithm 1 for n buckets at once: one group read (in rounds that fit
  * the bucket buffer) of all their log-buckets.
@@ -275,10 +409,13 @@ resolve(RecList *rl, GridBucketData *out)
 void
 lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 {
-	Req		   *req = palloc(sizeof(Req) * Max(n, 1));
+	ReqTable	req = {NULL, NULL, 0, 0};
 	uint64	   *since = palloc(sizeof(uint64) * Max(n, 1));
 	RecList    *rl = palloc0(sizeof(RecList) * Max(n, 1));
+	PageReq    *pr;
+	int			npr = 0;
 	uint32	   *pages;
+	int		   *first;			/* pages[k]'s requests: pr[first[k]..first[k+1]) */
 	int			npages = 0;
 	int			maxpages = 0;
 	int			limit = gbuf_batch_limit(g, GRID_BUF_BUCKET);
@@ -290,14 +427,14 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 	{
 		LbBtt	   *bt = lb_btt(g, b[i]);
 
-		req[i].bucket = b[i];
-		req[i].idx = i;
 		since[i] = bt->since;
 		maxpages += bt->nlist;
+		/* room for the records its list counts */
+		rl[i].max = Max(bt->nrec, 1);
+		rl[i].r = palloc(sizeof(LbRecord) * rl[i].max);
 	}
-	qsort(req, n, sizeof(Req), cmp_req);
 	/* line 1: the lists, merged into one set of log-buckets */
-	pages = palloc(sizeof(uint32) * Max(maxpages, 1));
+	pr = palloc(sizeof(PageReq) * Max(maxpages, 1));
 	for (i = 0; i < n; i++)
 	{
 		LbBtt	   *bt = lb_btt(g, b[i]);
@@ -305,18 +442,30 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 		int			j;
 
 		for (j = 0; j < bt->nlist; j++)
-			pages[npages++] = l[j].page;
+		{
+			pr[npr].page = l[j].page;
+			pr[npr++].idx = i;
+		}
 	}
-	if (npages > 1)
+	if (npr > 1)
 	{
 		int			k = 0;
 
-		qsort(pages, npages, sizeof(uint32), cmp_u32);
-		for (i = 1; i < npages; i++)
-			if (pages[i] != pages[k])
-				pages[++k] = pages[i];
-		npages = k + 1;
+		qsort(pr, npr, sizeof(PageReq), cmp_page_req);
+		for (i = 1; i < npr; i++)
+			if (cmp_page_req(&pr[i], &pr[k]) != 0)
+				pr[++k] = pr[i];
+		npr = k + 1;
 	}
+	pages = palloc(sizeof(uint32) * Max(npr, 1));
+	first = palloc(sizeof(int) * (npr + 1));
+	for (i = 0; i < npr; i++)
+		if (npages == 0 || pages[npages - 1] != pr[i].page)
+		{
+			pages[npages] = pr[i].page;
+			first[npages++] = i;
+		}
+	first[npages] = npr;
 
 	/* lines 2-9: batch reads, picking the records of the buckets */
 	for (start = 0; start < npages; start += limit)
@@ -328,36 +477,42 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 		for (p = 0; p < cnt; p++)
 		{
 			char	   *page = gbuf_page(g, GRID_BUF_BUCKET, frames[p]);
-			int			nr = ((HiPageHeader *) page)->nentries;
+			HiPageHeader *h = (HiPageHeader *) page;
+			const LbRecord *recs = LB_RECORDS(page);
+			int			nr = h->nentries;
 			int			r;
-			Req		   *hit = NULL;
-			uint32		last = HI_INVALID_PAGE;
 
-			for (r = 0; r < nr; r++)
+			if (h->flags & LB_HDR_SORTED)
 			{
-				LbRecord   *rec = &LB_RECORDS(page)[r];
-				RecList    *l;
+				/* a sealed page: each requested bucket's run directly */
+				int			k;
 
-				/* a bucket's records come in runs (builds, rewrites) */
-				if (rec->bucket != last)
+				for (k = first[start + p]; k < first[start + p + 1]; k++)
 				{
-					Req			key;
+					int			idx = pr[k].idx;
 
-					key.bucket = last = rec->bucket;
-					hit = bsearch(&key, req, n, sizeof(Req), cmp_req);
+					for (r = sorted_lower_bound(recs, nr, b[idx]);
+						 r < nr && recs[r].bucket == b[idx]; r++)
+						if (recs[r].ts >= since[idx])
+							take_record(&rl[idx], &recs[r]);
 				}
-				if (hit == NULL || rec->ts < since[hit->idx])
-					continue;
-				l = &rl[hit->idx];
-				if (l->n == l->max)
+			}
+			else
+			{
+				/* the working log-bucket (and unsorted older ones) */
+				int			hit = -1;
+				uint32		last = HI_INVALID_PAGE;
+
+				if (req.slot == NULL)
+					req_init(&req, b, n);
+				for (r = 0; r < nr; r++)
 				{
-					l->max = Max(16, l->max * 2);
-					l->r = l->r ? repalloc(l->r, sizeof(LbRecord) * l->max) :
-						palloc(sizeof(LbRecord) * l->max);
+					/* a bucket's records come in runs (builds, rewrites) */
+					if (recs[r].bucket != last)
+						hit = req_find(&req, last = recs[r].bucket);
+					if (hit >= 0 && recs[r].ts >= since[hit])
+						take_record(&rl[hit], &recs[r]);
 				}
-				l->r[l->n++] = *rec;
-				if (rec->op != LB_OP_INSERT)
-					l->deletes = true;
 			}
 			gbuf_unpin(g, GRID_BUF_BUCKET, frames[p]);
 		}
@@ -366,13 +521,15 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 	for (i = 0; i < n; i++)
 	{
 		resolve(&rl[i], &out[i]);
-		if (rl[i].r)
-			pfree(rl[i].r);
+		pfree(rl[i].r);
 	}
-	pfree(req);
+	if (req.slot)
+		pfree(req.slot);
 	pfree(since);
 	pfree(rl);
+	pfree(pr);
 	pfree(pages);
+	pfree(first);
 	pfree(frames);
 }
 

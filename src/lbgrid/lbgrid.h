@@ -38,6 +38,8 @@ typedef struct LbRecord
 } LbRecord;
 
 #define LB_HDR_SIZE		MAXALIGN(sizeof(HiPageHeader))
+/* page header flag, beside grid.h's: records in (bucket, ts) order */
+#define LB_HDR_SORTED	0x0800
 #define LB_RECORDS(p)	((LbRecord *) ((char *) (p) + LB_HDR_SIZE))
 
 /* one log-bucket of a bucket's list, and how many of its records it holds */
