@@ -370,6 +370,35 @@ cmp_page_req(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx ? 1 : 0;
 }
 
+/*
+ * A bucket whose records are all inserts (every delete record makes nrec
+ * exceed nlive) goes straight into its entries: no copy of its records, no
+ * composing, half the memory of a search.
+ */
+static inline void
+take_entry(Grid *g, GridBucketData *d, int *max, const LbRecord *rec)
+{
+	GridEntry  *e;
+
+	if (rec->op != LB_OP_INSERT)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is corrupted", hi_index_name(g->idx)),
+				 errdetail("Bucket %u counts no deletions but holds a delete record.",
+						   rec->bucket),
+				 errhint("REINDEX the index.")));
+	if (d->n == *max)
+	{
+		*max *= 2;
+		d->e = repalloc(d->e, sizeof(GridEntry) * *max);
+	}
+	e = &d->e[d->n++];
+	e->box = rec->box;
+	e->tid = rec->tid;
+	e->kind = rec->kind;
+	e->pad = 0;
+}
+
 static inline void
 take_record(RecList *l, const LbRecord *rec)
 {
@@ -381,6 +410,16 @@ take_record(RecList *l, const LbRecord *rec)
 	l->r[l->n++] = *rec;
 	if (rec->op != LB_OP_INSERT)
 		l->deletes = true;
+}
+
+/* One current record of the idx-th requested bucket */
+static inline void
+take(Grid *g, RecList *rl, GridBucketData *out, int idx, const LbRecord *rec)
+{
+	if (rl[idx].r)
+		take_record(&rl[idx], rec);
+	else
+		take_entry(g, &out[idx], &rl[idx].max, rec);
 }
 
 /* The first of the nr sorted records whose bucket is at least bucket */
@@ -431,7 +470,14 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 		maxpages += bt->nlist;
 		/* room for the records its list counts */
 		rl[i].max = Max(bt->nrec, 1);
-		rl[i].r = palloc(sizeof(LbRecord) * rl[i].max);
+		if (bt->nrec == bt->nlive)
+		{
+			/* inserts only: rl[i] stays empty, max sizes out[i] */
+			out[i].n = 0;
+			out[i].e = palloc(sizeof(GridEntry) * rl[i].max);
+		}
+		else
+			rl[i].r = palloc(sizeof(LbRecord) * rl[i].max);
 	}
 	/* line 1: the lists, merged into one set of log-buckets */
 	pr = palloc(sizeof(PageReq) * Max(maxpages, 1));
@@ -494,7 +540,7 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 					for (r = sorted_lower_bound(recs, nr, b[idx]);
 						 r < nr && recs[r].bucket == b[idx]; r++)
 						if (recs[r].ts >= since[idx])
-							take_record(&rl[idx], &recs[r]);
+							take(g, rl, out, idx, &recs[r]);
 				}
 			}
 			else
@@ -511,7 +557,7 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 					if (recs[r].bucket != last)
 						hit = req_find(&req, last = recs[r].bucket);
 					if (hit >= 0 && recs[r].ts >= since[hit])
-						take_record(&rl[hit], &recs[r]);
+						take(g, rl, out, hit, &recs[r]);
 				}
 			}
 			gbuf_unpin(g, GRID_BUF_BUCKET, frames[p]);
@@ -519,10 +565,11 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 		CHECK_FOR_INTERRUPTS();
 	}
 	for (i = 0; i < n; i++)
-	{
-		resolve(&rl[i], &out[i]);
-		pfree(rl[i].r);
-	}
+		if (rl[i].r)
+		{
+			resolve(&rl[i], &out[i]);
+			pfree(rl[i].r);
+		}
 	if (req.slot)
 		pfree(req.slot);
 	pfree(since);
