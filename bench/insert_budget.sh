@@ -31,10 +31,9 @@ OUT=${HI_BENCH_OUT:-bench/results/insert-budget.md}
 VARIANTS=${HI_VARIANTS:-"gist efind lbgrid hyrtree hgrid"}
 
 source bench/lib.sh
-# frames of the page cache as large as the pages (tools/pgcluster.sh allows
-# 32 kB pages for the tests, which would make an 8 MB cache hold 256 pages)
-bench_cluster "hybrid_index.max_page_size = 8192
-max_wal_size = 16GB
+# (bench_cluster gives the page cache 8 kB frames: with the tests' 32 kB an
+# 8 MB cache would hold only 256 pages)
+bench_cluster "max_wal_size = 16GB
 checkpoint_timeout = 1h
 wal_buffers = 16MB
 maintenance_work_mem = 1GB

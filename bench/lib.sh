@@ -5,7 +5,9 @@
 #   bench_cluster "<extra postgresql.conf lines>"
 #       a fresh cluster of the script's own (tools/pgcluster.sh), stopped
 #       when the script exits, with PostGIS and hybrid_index created and
-#       PGHOST/PGPORT/PGUSER/PGDATABASE exported;
+#       PGHOST/PGPORT/PGUSER/PGDATABASE exported; the page cache's frames
+#       are the product's default 8 kB (pgcluster.sh allows the tests'
+#       32 kB pages), unless the extra lines say otherwise;
 #   bench_server stop|start
 #       stops (fast) or starts that cluster;
 #   q "<sql>"       runs it, unaligned output, stops the script on an error;
@@ -17,7 +19,8 @@ q() { psql -XAtq -v ON_ERROR_STOP=1 -c "$1"; }
 bench_cluster() {
 	bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true
 	rm -rf "$DATA"
-	HI_EXTRA_CONF="$1" bash tools/pgcluster.sh start "$DATA" "$PORT" >/dev/null
+	HI_EXTRA_CONF="hybrid_index.max_page_size = 8192
+$1" bash tools/pgcluster.sh start "$DATA" "$PORT" >/dev/null
 	trap 'bash tools/pgcluster.sh stop "$DATA" "$PORT" >/dev/null 2>&1 || true' EXIT
 	export PGHOST=/tmp/hybrid_index_sock.$PORT PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
 	q "CREATE EXTENSION IF NOT EXISTS postgis; CREATE EXTENSION IF NOT EXISTS hybrid_index"
