@@ -490,6 +490,24 @@ for my $am (qw(hyrtree efind lbgrid hgrid))
 	my $path = rewrite_page($idx, $leaf, sub { my $p = shift; substr($p, 12, 2) = pack('v', 0xFFFF); return $p; });
 	expect_layout_error("(e) $am leaf/bucket page with 65535 entries", $idx, $leaf, $path,
 		qr/its (entry|record) count exceeds the (page|log-bucket)'s capacity/);
+	if ($am eq 'lbgrid')
+	{
+		# a sealed log-bucket that says its records are in bucket order
+		# (searches binary-search it), with its first and last swapped
+		$leaf = S("SELECT pageno FROM hybrid_index_pages('$idx') WHERE level = 0 AND entries > 2 ORDER BY entries DESC, pageno LIMIT 1");
+		$path = rewrite_page($idx, $leaf, sub {
+			my $p = shift;
+			my ($flags, $n) = unpack('vv', substr($p, 10, 4));
+			die "page $leaf is not a sorted log-bucket" unless ($flags & 0x0800) && $n >= 2;
+			# records of 40 bytes after the 24-byte page header
+			my ($first, $last) = (substr($p, 24, 40), substr($p, 24 + 40 * ($n - 1), 40));
+			substr($p, 24, 40) = $last;
+			substr($p, 24 + 40 * ($n - 1), 40) = $first;
+			return $p;
+		});
+		expect_layout_error("(e) lbgrid log-bucket out of the order it claims", $idx, $leaf, $path,
+			qr/its records are not in bucket order although it says so/);
+	}
 	next unless $am =~ /grid/;
 	# a sub-directory claiming 65535 x 65535 cells
 	my $dir = S("SELECT pageno FROM hybrid_index_pages('$idx') WHERE level = 1 ORDER BY pageno LIMIT 1");
