@@ -70,7 +70,7 @@ $$;
 
 -- temporary files before a build, and the build's record after it
 CREATE TABLE sb_mark (temp_files bigint);
-CREATE TABLE sb_builds (tbl text, spilled boolean, checked boolean, pages bigint);
+CREATE TABLE sb_builds (tbl text, spilled boolean, checked boolean, pages bigint, temps bigint);
 CREATE FUNCTION sb_before() RETURNS void LANGUAGE sql AS $$
   DELETE FROM sb_mark; INSERT INTO sb_mark SELECT sb_temp_files();
 $$;
@@ -78,7 +78,8 @@ CREATE FUNCTION sb_after(tbl text) RETURNS void LANGUAGE sql AS $$
   INSERT INTO sb_builds
   SELECT tbl, sb_temp_files() > (SELECT temp_files FROM sb_mark),
          hybrid_index_check((tbl || '_idx')::regclass),
-         (hybrid_index_inspect((tbl || '_idx')::regclass)->>'pages')::bigint;
+         (hybrid_index_inspect((tbl || '_idx')::regclass)->>'pages')::bigint,
+         sb_temp_files() - (SELECT temp_files FROM sb_mark);
 $$;
 -- each build in statements of its own (\gexec runs every cell as one):
 -- the backend's statistics of its temporary files are flushed before
@@ -175,6 +176,30 @@ SELECT c.am, hybrid_index_check(c.tbl || '_idx') AS checked,
        (hit.diff(format('SELECT id FROM %I WHERE geom && ST_MakeEnvelope(0, 500, 500, 1000)', c.tbl),
                  c.tbl || '_idx')).index_same AS index_same
 FROM sb_cases c WHERE mem = '1MB' ORDER BY c.am;
+
+-- how the spilled grid builds sent entries to their regions: the 1MB
+-- builds above have few enough regions for a temporary file each; with
+-- more regions than 1MB has file buffers for (64), the entries go through
+-- one sort by region instead (a file or two, not one per region)
+SELECT c.am, b.temps >= 10 AS file_per_region
+FROM sb_builds b JOIN sb_cases c USING (tbl)
+WHERE c.mem = '1MB' AND c.am IN ('lbgrid', 'hgrid') ORDER BY c.am;
+CREATE TABLE sb_many AS
+  SELECT i AS id, ST_MakePoint(random() * 1000, random() * 1000) AS geom
+  FROM generate_series(1, 320000) i;
+ANALYZE sb_many;
+SELECT sb_before();
+SET maintenance_work_mem = '1MB';
+CREATE INDEX sb_many_idx ON sb_many USING hgrid (geom);
+RESET maintenance_work_mem;
+SELECT pg_stat_force_next_flush();
+SELECT sb_temp_files() - temp_files BETWEEN 1 AND 9 AS sorted_by_region FROM sb_mark;
+SELECT hybrid_index_check('sb_many_idx', heapallindexed => true) AS checked;
+SELECT bool_and(d.seq_plan AND d.index_plan AND d.bitmap_plan) AS plans,
+       bool_and(d.index_same AND d.bitmap_same) AS same, sum(d.n) > 0 AS found
+FROM sb_q q,
+     LATERAL hit.diff(format('SELECT id FROM sb_many WHERE geom && %L::geometry', q.g), 'sb_many_idx') d;
+DROP TABLE sb_many;
 
 DO $$
 DECLARE

@@ -19,9 +19,10 @@
  *	   share stands for the real counts) until a part is expected to hold
  *	   at most half of what fits in B/2 (entries and their sorted lists):
  *	   a region.  Its cuts go to the root's scales.
- *	3. The file is read once; each entry's region (a walk down the cuts)
- *	   is its key in a tuplesort of B/2, which spills sorted runs.
- *	4. The sorted entries are read region by region; a region's entries
+ *	3. The file is read once; each entry goes to its region's temporary
+ *	   file (a walk down the cuts finds it).  Regions that would take more
+ *	   than B/2 of file buffers instead key a tuplesort of B/2.
+ *	4. The entries are read region by region; a region's entries
  *	   (at most B/2) are partitioned in memory by the in-memory build,
  *	   which adds the remaining root cuts, sub-directories and buckets.  A
  *	   region that the sample underestimated beyond B/2 goes to a file of
@@ -31,8 +32,10 @@
  * of exact ones (with thousands of sample entries per region the counts
  * are within a few per cent), and everything below is what an in-memory
  * build makes.  Cost: one sequential write and read of the entries
- * (48 bytes each) plus one tuplesort of them (24-byte records), i.e.
- * about three passes over the entries on disk, against none in memory.
+ * (48 bytes each) plus one more of them (24 bytes each) through the
+ * regions' files, against none in memory.  Distributing instead of sorting
+ * matters: the tuplesort's comparisons and tuple copies were a third of a
+ * 2M-point spilled build's time.
  * Memory: at most B for entries, sample and sort, plus 64 kB for each of
  * the two chains' lists and the grid's page buffers.  A set of entries
  * whose centres all coincide cannot be cut; if it outgrows B/2 it is
@@ -51,6 +54,9 @@
 
 /* the chains' entries kept in memory before they go to a temporary file */
 #define GRID_CHAIN_MEM		(64 * 1024)
+
+/* regions with a temporary file each at most (else the tuplesort) */
+#define GRID_REGION_FILES_MAX	512
 
 /* a fixed seed: the same heap builds the same grid */
 #define GRID_SAMPLE_SEED	UINT64CONST(0x9e3779b97f4a7c15)
@@ -270,6 +276,22 @@ sample_list(HiSpillList *l, int max, int *ns)
 	return sp.sample;
 }
 
+/* The entries of the regions, region after region (step 3) */
+typedef struct RegionEntries
+{
+	HiSort	   *sort;			/* sorted by region, or */
+	HiSpillList **lists;		/* one list per region */
+} RegionEntries;
+
+/* The next entry of region r (regions are read in order) */
+static bool
+region_next(RegionEntries *re, int r, GridEntry *e)
+{
+	if (re->sort)
+		return hi_sort_get(re->sort, e);
+	return hi_list_next(re->lists[r], e);
+}
+
 /*
  * Build the part of the grid over [lo, hi) from the items of list (all
  * centres inside), with s[0..ns) a uniform sample of them (freed here).
@@ -285,7 +307,7 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 	GridSet		set;
 	int			root;
 	int			root_region = -1;
-	HiSort	   *sort;
+	RegionEntries re;
 	GridItem	it;
 	Deferred   *deferred = NULL;
 	int			ndeferred = 0;
@@ -319,16 +341,31 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 		return;
 	}
 
-	/* each entry to its region, through a sort by region */
-	sort = hi_sort_begin(sizeof(GridEntry), 1, budget / 2);
+	/* each entry to its region: a file each, or a sort by region */
+	memset(&re, 0, sizeof(re));
+	if (rs.nr <= GRID_REGION_FILES_MAX && (Size) rs.nr * BLCKSZ <= budget / 2)
+	{
+		re.lists = palloc(sizeof(HiSpillList *) * rs.nr);
+		for (r = 0; r < rs.nr; r++)
+			re.lists[r] = hi_list_begin(sizeof(GridEntry), 0);
+	}
+	else
+		re.sort = hi_sort_begin(sizeof(GridEntry), 1, budget / 2);
 	hi_list_rewind(list);
 	while (hi_list_next(list, &it))
 	{
 		r = region_of(&rs, root, root_region, it.c);
 		rs.r[r].count++;
-		hi_sort_put(sort, &it.e, (double) r, 0);
+		if (re.sort)
+			hi_sort_put(re.sort, &it.e, (double) r, 0);
+		else
+			hi_list_put(re.lists[r], &it.e);
 	}
-	hi_sort_done(sort);
+	if (re.sort)
+		hi_sort_done(re.sort);
+	else
+		for (r = 0; r < rs.nr; r++)
+			hi_list_rewind(re.lists[r]);
 
 	for (r = 0; r < rs.nr; r++)
 	{
@@ -342,10 +379,12 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 
 			for (i = 0; i < reg->count; i++)
 			{
-				if (!hi_sort_get(sort, &items[i].e) ||
+				if (!region_next(&re, r, &items[i].e) ||
 					!grid_center(&items[i].e.box, items[i].c, items[i].reach))
-					elog(ERROR, "grid bulk load lost entries in its sort");
+					elog(ERROR, "grid bulk load lost entries of a region");
 			}
+			if (re.lists)
+				hi_list_end(re.lists[r]);
 			grid_set_begin(&set, items, (int) reg->count);
 			grid_build_groups(bs, &set, reg->lo, reg->hi);
 			grid_set_end(&set);
@@ -360,14 +399,19 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 		memcpy(deferred[ndeferred].hi, reg->hi, sizeof(double) * 2);
 		for (i = 0; i < reg->count; i++)
 		{
-			if (!hi_sort_get(sort, &it.e) ||
+			if (!region_next(&re, r, &it.e) ||
 				!grid_center(&it.e.box, it.c, it.reach))
-				elog(ERROR, "grid bulk load lost entries in its sort");
+				elog(ERROR, "grid bulk load lost entries of a region");
 			hi_list_put(deferred[ndeferred].items, &it);
 		}
+		if (re.lists)
+			hi_list_end(re.lists[r]);
 		ndeferred++;
 	}
-	hi_sort_end(sort);
+	if (re.sort)
+		hi_sort_end(re.sort);
+	else
+		pfree(re.lists);
 	pfree(rs.r);
 	if (rs.node)
 		pfree(rs.node);
