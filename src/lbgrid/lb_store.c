@@ -448,7 +448,7 @@ sorted_lower_bound(const LbRecord *recs, int nr, uint32 bucket)
 void
 lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 {
-	ReqTable	req = {NULL, NULL, 0, 0};
+	ReqTable	req;
 	uint64	   *since = palloc(sizeof(uint64) * Max(n, 1));
 	RecList    *rl = palloc0(sizeof(RecList) * Max(n, 1));
 	PageReq    *pr;
@@ -479,6 +479,7 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 		else
 			rl[i].r = palloc(sizeof(LbRecord) * rl[i].max);
 	}
+	req_init(&req, b, n);
 	/* line 1: the lists, merged into one set of log-buckets */
 	pr = palloc(sizeof(PageReq) * Max(maxpages, 1));
 	for (i = 0; i < n; i++)
@@ -487,6 +488,9 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 		LbRef	   *l = lb_list(bt);
 		int			j;
 
+		/* a bucket asked for twice is read once, as in req_find */
+		if (req_find(&req, b[i]) != i)
+			continue;
 		for (j = 0; j < bt->nlist; j++)
 		{
 			pr[npr].page = l[j].page;
@@ -549,8 +553,6 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 				int			hit = -1;
 				uint32		last = HI_INVALID_PAGE;
 
-				if (req.slot == NULL)
-					req_init(&req, b, n);
 				for (r = 0; r < nr; r++)
 				{
 					/* a bucket's records come in runs (builds, rewrites) */
@@ -570,8 +572,7 @@ lb_load(Grid *g, const uint32 *b, int n, GridBucketData *out)
 			resolve(&rl[i], &out[i]);
 			pfree(rl[i].r);
 		}
-	if (req.slot)
-		pfree(req.slot);
+	pfree(req.slot);
 	pfree(since);
 	pfree(rl);
 	pfree(pr);
