@@ -293,6 +293,16 @@ cmp_rec(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts ? 1 : 0;
 }
 
+/* The entry an insert record adds */
+static inline void
+entry_of(GridEntry *e, const LbRecord *r)
+{
+	memset(e, 0, sizeof(GridEntry));
+	e->box = r->box;
+	e->tid = r->tid;
+	e->kind = r->kind;
+}
+
 /*
  * Lines 10-12: drop redundant and deleted records, compose the bucket.
  * Without delete records every record is a live entry as it stands (two
@@ -310,14 +320,7 @@ resolve(RecList *rl, GridBucketData *out)
 	if (!rl->deletes)
 	{
 		for (i = 0; i < rl->n; i++)
-		{
-			GridEntry  *e = &out->e[i];
-
-			memset(e, 0, sizeof(GridEntry));
-			e->box = rl->r[i].box;
-			e->tid = rl->r[i].tid;
-			e->kind = rl->r[i].kind;
-		}
+			entry_of(&out->e[i], &rl->r[i]);
 		out->n = rl->n;
 		return;
 	}
@@ -340,14 +343,7 @@ resolve(RecList *rl, GridBucketData *out)
 			j++;
 		}
 		while (live-- > 0)
-		{
-			GridEntry  *e = &out->e[out->n++];
-
-			memset(e, 0, sizeof(GridEntry));
-			e->box = rl->r[i].box;
-			e->tid = rl->r[i].tid;
-			e->kind = rl->r[i].kind;
-		}
+			entry_of(&out->e[out->n++], &rl->r[i]);
 		i = j;
 	}
 }
@@ -378,8 +374,6 @@ cmp_page_req(const void *a, const void *b)
 static inline void
 take_entry(Grid *g, GridBucketData *d, int *max, const LbRecord *rec)
 {
-	GridEntry  *e;
-
 	if (rec->op != LB_OP_INSERT)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -392,11 +386,7 @@ take_entry(Grid *g, GridBucketData *d, int *max, const LbRecord *rec)
 		*max *= 2;
 		d->e = repalloc(d->e, sizeof(GridEntry) * *max);
 	}
-	e = &d->e[d->n++];
-	e->box = rec->box;
-	e->tid = rec->tid;
-	e->kind = rec->kind;
-	e->pad = 0;
+	entry_of(&d->e[d->n++], rec);
 }
 
 static inline void
