@@ -66,6 +66,8 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 	bool	   *done = palloc0(sizeof(bool) * n);
 	bool	   *merge = palloc0(sizeof(bool) * n);
 	int		   *miss = palloc(sizeof(int) * n);
+	char	  **dst = palloc(sizeof(char *) * n);
+	char	   *scratch = NULL;
 	int			nmiss = 0;
 	int			nmerge = 0;
 	int			i;
@@ -98,10 +100,28 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 	}
 	LWLockRelease(&ef->slot->wb_lock);
 
+	/*
+	 * Where each stored version goes: straight into out, or, for a page
+	 * still to be merged, into a scratch page that the merge reads (saves
+	 * a copy of every merged page, most of an insertion's leaves).
+	 */
+	if (nmerge > 0)
+	{
+		uint32		ps = ef->st->page_size;
+		int			k = 0;
+
+		scratch = palloc(nmerge * (Size) ps + HI_IO_ALIGN);
+		for (i = 0; i < n; i++)
+			dst[i] = merge[i] ?
+				(char *) TYPEALIGN(HI_IO_ALIGN, scratch) + (Size) ps * k++ : out[i];
+	}
+	else
+		memcpy(dst, out, sizeof(char *) * n);
+
 	/* lines 5-7: stored versions cached in the read buffer */
 	LWLockAcquire(&ef->slot->rb_lock, LW_EXCLUSIVE);
 	for (i = 0; i < n; i++)
-		if (!done[i] && !ef_rb_get(ef, pagenos[i], out[i]))
+		if (!done[i] && !ef_rb_get(ef, pagenos[i], dst[i]))
 			miss[nmiss++] = i;
 	LWLockRelease(&ef->slot->rb_lock);
 
@@ -114,7 +134,7 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 		for (i = 0; i < nmiss; i++)
 		{
 			mp[i] = pagenos[miss[i]];
-			mb[i] = out[miss[i]];
+			mb[i] = dst[miss[i]];
 		}
 		if (ef_shares_cache(ef))
 			hi_cache_copy_pages(ef->idx, mp, nmiss, mb);
@@ -136,8 +156,6 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 	/* lines 13-14: merge stored versions with buffered modifications */
 	if (nmerge > 0)
 	{
-		char	   *stored = palloc(ef->st->page_size);
-
 		LWLockAcquire(&ef->slot->wb_lock, LW_SHARED);
 		for (i = 0; i < n; i++)
 		{
@@ -149,14 +167,15 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 			if (e == NULL || e->status != EF_STATUS_MOD)
 				elog(ERROR, "efind: buffered changes of page %u vanished during a read",
 					 pagenos[i]);
-			memcpy(stored, out[i], ef->st->page_size);
-			ef_wb_assemble(ef, e, stored, out[i]);
+			ef_wb_assemble(ef, e, dst[i], out[i]);
 			ef_memo_put(ef, e, out[i]);
 			pg_atomic_fetch_add_u64(&c->wb_merges, 1);
 		}
 		LWLockRelease(&ef->slot->wb_lock);
-		pfree(stored);
 	}
+	if (scratch)
+		pfree(scratch);
+	pfree(dst);
 	pfree(done);
 	pfree(merge);
 	pfree(miss);

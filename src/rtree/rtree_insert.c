@@ -182,6 +182,7 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 	HiFrame    *newf;
 	uint32	   *newno;
 	int			nsplit;
+	bool	   *changes;
 	bool		root_split;
 	int			l;
 	uint32		pageno;
@@ -226,9 +227,34 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 		meta->npages++;
 	}
 
+	/*
+	 * Which pages change: those that take the entry or split, and above
+	 * them the ancestors whose entry the union with the box changes.
+	 * Only those are opened for writing and marked dirty: for efind an
+	 * untouched inner page then costs no snapshot, no compare and no
+	 * write-buffer record.  The test is the union itself, not a
+	 * containment predicate: hi_box_union() widens NaN bounds, which
+	 * PostGIS's "contains" would call covered.
+	 */
+	changes = palloc(sizeof(bool) * height);
+	for (l = 0; l < height; l++)
+	{
+		if (l <= nsplit)
+			changes[l] = true;
+		else
+		{
+			HiBox		was = RT_INTERNAL(rt_data(idx, path[l]))[slot[l]].box;
+			HiBox		grown = was;
+
+			hi_box_union(&grown, box);
+			changes[l] = memcmp(&grown, &was, sizeof(HiBox)) != 0;
+		}
+	}
+
 	/* apply, bottom up */
 	for (l = 0; l < height; l++)
-		rt_begin_write(idx, path[l]);
+		if (changes[l])
+			rt_begin_write(idx, path[l]);
 
 	memset(&leafe, 0, sizeof(leafe));
 	leafe.box = *box;
@@ -278,6 +304,8 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 		{
 			char	   *up = rt_data(idx, path[l]);
 
+			if (!changes[l])
+				continue;
 			hi_box_union(&RT_INTERNAL(up)[slot[l]].box, box);
 			rt_mark_dirty(idx, path[l]);
 		}
@@ -313,6 +341,7 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 	pfree(slot);
 	pfree(newf);
 	pfree(newno);
+	pfree(changes);
 }
 
 /* Insert with logging, the aminsert path */
