@@ -204,6 +204,9 @@ ef_flush_degree(int policy, const EfWbEntry *const *unit, int n,
 	return 0;
 }
 
+/* pages a flush assembles in buffers the backend keeps (write_pages) */
+#define FLUSH_KEPT_PAGES 16
+
 /*
  * Write the current versions of n pages in one batch, then Alg. 5 for each,
  * WQ, and free their Write Buffer Table entries.  Caller holds tree_lock
@@ -212,11 +215,28 @@ ef_flush_degree(int policy, const EfWbEntry *const *unit, int n,
 static void
 write_pages(Ef *ef, const uint32 *pagenos, int n)
 {
+	/*
+	 * The first pages are assembled in buffers this backend keeps: once
+	 * the write buffer is full a small flush follows nearly every
+	 * insertion, and fresh buffers each time cost page faults (a tenth of
+	 * a flush).  A larger batch (a checkpoint's) takes the rest from the
+	 * flush's memory context.
+	 */
+	static char *kept[FLUSH_KEPT_PAGES];
 	char	  **bufs = palloc(sizeof(char *) * n);
 	int			i;
 
 	for (i = 0; i < n; i++)
-		bufs[i] = ef_alloc_page(CurrentMemoryContext, ef->st->page_size);
+	{
+		if (i >= FLUSH_KEPT_PAGES)
+			bufs[i] = ef_alloc_page(CurrentMemoryContext, ef->st->page_size);
+		else
+		{
+			if (kept[i] == NULL)
+				kept[i] = ef_alloc_page(TopMemoryContext, hi_max_page_size);
+			bufs[i] = kept[i];
+		}
+	}
 	ef_retrieve(ef, pagenos, n, bufs, true);
 	ef_retrieve_write(ef, pagenos, n, bufs);
 	for (i = 0; i < n; i++)

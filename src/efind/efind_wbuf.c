@@ -29,6 +29,8 @@
 #include "storage/storage.h"
 
 #define MIN_NODES 8
+/* entries compared at once when looking for the changed ones (ef_wb_record) */
+#define RECORD_CHUNK 16
 
 typedef struct KeyPos
 {
@@ -247,16 +249,33 @@ ef_wb_record(Ef *ef, uint32 pageno, const char *before, const char *after, bool 
 	e->flags = ha->flags;
 	e->link = ha->link;
 
-	/* the common case: entries kept their places, some changed or came last */
-	for (i = 0; i < Min(nb, na); i++)
+	/*
+	 * The common case: entries kept their places, some changed or came
+	 * last.  Runs of entries equal byte for byte (nearly all of a leaf an
+	 * insertion appended to) are passed over a chunk per compare: an equal
+	 * entry has an equal key and needs no modification.
+	 */
+	i = 0;
+	while (i < Min(nb, na))
 	{
 		const char *b = eb + i * esz;
 		const char *a = ea + i * esz;
+		int			run = Min(Min(nb, na) - i, RECORD_CHUNK);
 
-		if (entry_key(b, level) != entry_key(a, level))
-			break;
-		if (memcmp(a, b, esz) != 0)
-			put_mod(ef, e, level, a, EF_OP_PUT);
+		if (memcmp(a, b, run * esz) == 0)
+		{
+			i += run;
+			continue;
+		}
+		for (; run > 0; run--, i++, a += esz, b += esz)
+		{
+			if (entry_key(b, level) != entry_key(a, level))
+				break;
+			if (memcmp(a, b, esz) != 0)
+				put_mod(ef, e, level, a, EF_OP_PUT);
+		}
+		if (run > 0)
+			break;				/* a key differs here: match the rest by key */
 	}
 
 	/* the rest (moves, removals, splits): match by identifier */
