@@ -8,7 +8,10 @@
 #   2. WAL bytes written by CREATE INDEX, next to the index's size;
 #   3. 100k rows inserted one statement at a time in 1,000-row transactions,
 #      a clean restart (pg_ctl restart -m fast), then the first index query:
-#      its time (median of REPS runs).
+#      its time (median of REPS runs);
+#   4. the insertions alone: 30,000 single-row INSERTs in one transaction
+#      (a PL/pgSQL loop, no commit per row), so that the index's own CPU per
+#      row shows without the commits around it (median of REPS runs).
 #
 # usage: bench/commit_cost.sh [rows=100000] [reps=3] [seconds=15]
 # Writes bench/results/commit-cost.md.  Run it alone on a quiet machine.
@@ -81,8 +84,22 @@ for r in $(seq 1 "$REPS"); do
 		echo "commit_cost: $v rep $r: $tps tps" >&2
 	done
 done
+# the insertions alone, in turns too
+declare -A LOOP LOOPL
+for r in $(seq 1 "$REPS"); do
+	for v in $VARIANTS; do
+		fresh_table "$v"
+		ms=$(psql -XAtq -c '\timing on' -c "DO \$\$ BEGIN FOR i IN 1..30000 LOOP
+			INSERT INTO w (geom) VALUES (ST_MakePoint(random() * 1000, random() * 1000)); END LOOP; END \$\$" |
+			sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1)
+		LOOPL[$v]="${LOOPL[$v]:-} $ms"
+		echo "commit_cost: $v rep $r: 30k inserts in one transaction $ms ms" >&2
+	done
+done
+
 for v in $VARIANTS; do
 	TPS[$v]=$(printf '%s\n' ${TPSL[$v]} | median)
+	LOOP[$v]=$(printf '%s\n' ${LOOPL[$v]} | median)
 	WALROW[$v]=$(printf '%s\n' ${WALL[$v]} | median)
 
 	# the first query after inserts and a clean restart
@@ -116,18 +133,20 @@ KEEP=$(sed -n '/^## One client.s commit latency/,$p' "$OUT" 2>/dev/null || true)
 	echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GB; PostgreSQL 15, \`fsync = on\`,"
 	echo "\`synchronous_commit = on\`, \`shared_buffers = 256MB\`, hybrid_index defaults; device emulation off."
 	echo "Medians of $REPS runs (the variants take turns within each repetition); each pgbench run: 4 clients, ${SECONDS_PER_RUN} s, one single-row INSERT per transaction"
-	echo "into a table of $ROWS rows with the index."
+	echo "into a table of $ROWS rows with the index. The insertions alone: a PL/pgSQL loop of 30,000 single-row INSERTs"
+	echo "in one transaction into a fresh table of $ROWS rows with the index (the table's heap and WAL records, no commit per row)."
 	echo
-	echo "| index | TPS | ÷ GiST | WAL bytes per row | CREATE INDEX WAL | index size | WAL ÷ size | first query after $ROWS inserts and a clean restart |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| index | TPS | ÷ GiST | 30k INSERTs in one transaction | ÷ GiST | WAL bytes per row | CREATE INDEX WAL | index size | WAL ÷ size | first query after $ROWS inserts and a clean restart |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for v in $VARIANTS; do
 		TPS[$v]=$(printf '%.0f' "${TPS[$v]}")
 		ratio=$(awk -v a="${TPS[$v]}" -v b="${TPS[gist]}" 'BEGIN {printf "%.2f", a / b}')
+		lr=$(r2 "${LOOP[$v]}" "${LOOP[gist]}")
 		if [ "$v" = none ]; then
-			echo "| no index | ${TPS[$v]} | $ratio | ${WALROW[$v]} | – | – | – | – |"
+			echo "| no index | ${TPS[$v]} | $ratio | ${LOOP[$v]} ms | $lr | ${WALROW[$v]} | – | – | – | – |"
 		else
 			wr=$(awk -v a="${BWAL[$v]}" -v b="${ISIZE[$v]}" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}')
-			echo "| $v | ${TPS[$v]} | $ratio | ${WALROW[$v]} | $(numfmt --to=iec "${BWAL[$v]}") | $(numfmt --to=iec "${ISIZE[$v]}") | $wr | ${FIRST[$v]} ms |"
+			echo "| $v | ${TPS[$v]} | $ratio | ${LOOP[$v]} ms | $lr | ${WALROW[$v]} | $(numfmt --to=iec "${BWAL[$v]}") | $(numfmt --to=iec "${ISIZE[$v]}") | $wr | ${FIRST[$v]} ms |"
 		fi
 	done
 	echo
