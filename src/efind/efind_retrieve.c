@@ -66,7 +66,7 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 	bool	   *done = palloc0(sizeof(bool) * n);
 	bool	   *merge = palloc0(sizeof(bool) * n);
 	int		   *miss = palloc(sizeof(int) * n);
-	char	  **dst = palloc(sizeof(char *) * n);
+	char	  **dst = out;
 	char	   *scratch = NULL;
 	int			nmiss = 0;
 	int			nmerge = 0;
@@ -111,12 +111,11 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 		int			k = 0;
 
 		scratch = palloc(nmerge * (Size) ps + HI_IO_ALIGN);
+		dst = palloc(sizeof(char *) * n);
 		for (i = 0; i < n; i++)
 			dst[i] = merge[i] ?
 				(char *) TYPEALIGN(HI_IO_ALIGN, scratch) + (Size) ps * k++ : out[i];
 	}
-	else
-		memcpy(dst, out, sizeof(char *) * n);
 
 	/* lines 5-7: stored versions cached in the read buffer */
 	LWLockAcquire(&ef->slot->rb_lock, LW_EXCLUSIVE);
@@ -174,8 +173,10 @@ ef_retrieve(Ef *ef, const uint32 *pagenos, int n, char **out, bool for_flush)
 		LWLockRelease(&ef->slot->wb_lock);
 	}
 	if (scratch)
+	{
 		pfree(scratch);
-	pfree(dst);
+		pfree(dst);
+	}
 	pfree(done);
 	pfree(merge);
 	pfree(miss);
