@@ -353,6 +353,23 @@ extern void hi_list_rewind(HiSpillList *l);
 extern bool hi_list_next(HiSpillList *l, void *rec);
 extern void hi_list_end(HiSpillList *l);
 
+/* ---- base/hi_runsort.c ----
+ * A stable sort of fixed-size records by a uint64 key within a budget:
+ * radix-sorted arrays, written as runs to temporary files once the array
+ * is full, merged at the end.
+ */
+typedef uint64 (*HiRunKeyFn) (const void *rec, void *arg);
+typedef struct HiRunSort HiRunSort;
+
+extern HiRunSort *hi_runsort_begin(Size recsize, Size budget, Size expect,
+								   HiRunKeyFn key, void *arg);
+extern void hi_runsort_put(HiRunSort *s, const void *rec);
+extern Size hi_runsort_count(const HiRunSort *s);
+extern bool hi_runsort_spilled(const HiRunSort *s);
+extern void hi_runsort_sort(HiRunSort *s);
+extern bool hi_runsort_get(HiRunSort *s, void *rec);
+extern void hi_runsort_end(HiRunSort *s);
+
 /* ---- stable radix sort of (uint64, uint32) pairs (base/hi_radix.c) ---- */
 extern uint64 hi_radix_key_double(double v);
 extern bool hi_radix_sort(uint64 *key, uint32 *val, Size n, uint64 *tmpkey,

@@ -251,15 +251,14 @@ extern void rt_redo(HiIndex *idx, const HiLogRecord *rec);
 /*
  * rtree_spool.c: the entries of one level of a bulk load (leaf or internal
  * entries, box first), sorted by the x (dim 0) or y (dim 1) of their box
- * centres: in an array while it fits in half the budget, else through
- * tuplesort in the other half.
+ * centres, within a budget (base/hi_runsort.c: radix-sorted in memory,
+ * sorted runs in temporary files beyond the budget).
  */
 typedef struct RtSpool RtSpool;
 
 extern RtSpool *rt_spool_begin(Size esz, int dim, Size budget, Size expect);
 extern void rt_spool_put(RtSpool *s, const void *e);
 extern Size rt_spool_count(const RtSpool *s);
-extern bool rt_spool_spilled(const RtSpool *s);
 extern void rt_spool_sort(RtSpool *s);
 extern void rt_spool_get(RtSpool *s, void *e);
 extern void rt_spool_end(RtSpool *s);

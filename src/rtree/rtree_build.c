@@ -15,16 +15,17 @@
  * into 2M points).  The upper levels, written last, stay longest.
  *
  * Memory: the build stays within maintenance_work_mem (B).  The leaf
- * spool (rtree_spool.c) gets B: entries in an array up to B/2 (24 bytes
- * each), beyond that a tuplesort of B/2 that spills sorted runs to
- * temporary files.  While a level is packed, its spool is read in x order
- * while the current slice (a spool by y of B/4) and the next level's spool
- * (B/4) fill, so a slice larger than B/8 is sorted by tuplesort too and
- * no level needs to fit in memory: external STR.  Upper levels are 1/C of
- * the level below.  When everything fits, the arrays are sorted in memory
- * exactly as an all-in-memory build, so the tree is the same.  Fixed
- * overhead beyond B: the page writer's io_depth pages and 64 kB of NULL
- * entries before they go to a temporary file.
+ * spool (rtree_spool.c) gets B: an array of entries and its radix sort's
+ * scratch (48 bytes per entry in all), beyond which sorted runs go to
+ * temporary files and are merged as the level is read.  While a level is
+ * packed, its spool is read in x order while the current slice (a spool
+ * by y of B/4) and the next level's spool (B/4) fill, so a slice larger
+ * than B/4 spills too and no level needs to fit in memory: external STR.
+ * Upper levels are 1/C of the level below.  The runs' merge keeps ties in
+ * arrival order, so the tree is the same whether the spools spilled or
+ * not.  Fixed overhead beyond B: the page writer's io_depth pages, 16 kB
+ * per run while runs are merged, and 64 kB of NULL entries before they go
+ * to a temporary file.
  */
 #include "postgres.h"
 
