@@ -79,6 +79,7 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	HiIndex    *idx;
 	double		reltuples;
 	int			nworkers;
+	HiWalImage *img;
 
 	if (info->ii_NumIndexAttrs != 1)
 		ereport(ERROR,
@@ -108,11 +109,22 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, AM_PHASE_LOAD);
 
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
-	ops->load(idx, bs.spool, arg);
-	idx->sh->building = false;
-	hi_index_checkpoint(idx);
 	/* standbys and restored backups get the new files from WAL */
-	hi_wal_log_image(idx->sh);
+	img = hi_wal_image_begin(idx->sh, NULL, NULL);
+	PG_TRY();
+	{
+		ops->load(idx, bs.spool, arg);
+		idx->sh->building = false;
+		hi_index_checkpoint(idx);
+	}
+	PG_CATCH();
+	{
+		hi_wal_image_abandon(img);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	hi_wal_image_finish(img);
+	hi_wal_log_image_map(idx->sh);
 	/* from here on its page writes and checkpoints go to WAL one by one */
 	idx->sh->wal_pages = true;
 	LWLockRelease(&idx->sh->tree_lock);

@@ -23,10 +23,11 @@
  *			VACUUM; a transaction's COMMIT LOG record plays that part for
  *			it).  Redo makes the copy's log durable there, and marks the
  *			index stale if the copy does not reach it.
- *	IMAGE	a chunk of a file of a freshly built index (tier files, map
- *			file), logged once the build's checkpoint wrote them: a copy
- *			gets the files of indexes created, rebuilt (REINDEX, TRUNCATE,
- *			VACUUM FULL, CLUSTER) or moved after it was taken.
+ *	IMAGE	a chunk of a file of a freshly built index, or a cut of it:
+ *			the tier files as the build writes them, the map file after
+ *			the build's checkpoint (wal_image.c): a copy gets the files
+ *			of indexes created, rebuilt (REINDEX, TRUNCATE, VACUUM FULL,
+ *			CLUSTER) or moved after it was taken.
  *	RESTART the primary's log continues at a position (it loaded the
  *			index after a restart, or an append failed): a copy cuts off
  *			what lies beyond (records of transactions that never committed,
@@ -65,8 +66,8 @@
 #include "storage/storage.h"
 #include "log/wal_records.h"
 
-static void
-ident_of(HiIndexShared *sh, xl_hi_ident *id)
+void
+hi_wal_ident_of(HiIndexShared *sh, xl_hi_ident *id)
 {
 	memset(id, 0, sizeof(*id));
 	id->dboid = sh->dboid;
@@ -76,8 +77,8 @@ ident_of(HiIndexShared *sh, xl_hi_ident *id)
 }
 
 /* Changes of temporary indexes are not logged (standbys have no such tables) */
-static bool
-wal_logged(HiIndexShared *sh)
+bool
+hi_wal_logged(HiIndexShared *sh)
 {
 	return sh->wal_logged && !RecoveryInProgress();
 }
@@ -88,7 +89,7 @@ wal_logged(HiIndexShared *sh)
 static XLogRecPtr
 insert_record(HiIndexShared *sh, uint8 info, void *xl, Size len)
 {
-	ident_of(sh, (xl_hi_ident *) xl);
+	hi_wal_ident_of(sh, (xl_hi_ident *) xl);
 	XLogBeginInsert();
 	XLogRegisterData((char *) xl, len);
 	return XLogInsert(HI_RMGR_ID, info);
@@ -99,7 +100,7 @@ hi_wal_log_durable(HiIndexShared *sh, uint64 upto)
 {
 	xl_hi_durable xl;
 
-	if (!wal_logged(sh))
+	if (!hi_wal_logged(sh))
 		return;
 	xl.upto = upto;
 	(void) insert_record(sh, XLOG_HI_DURABLE, &xl, sizeof(xl));
@@ -111,7 +112,7 @@ hi_wal_log_record(HiIndexShared *sh, const HiLogRecord *rec)
 {
 	xl_hi_log	xl;
 
-	if (!wal_logged(sh))
+	if (!hi_wal_logged(sh))
 		return;
 	xl.rec = *rec;
 	(void) insert_record(sh, XLOG_HI_LOG, &xl, sizeof(xl));
@@ -123,7 +124,7 @@ hi_wal_log_restart(HiIndexShared *sh, uint64 position, bool flush)
 	xl_hi_restart xl;
 	XLogRecPtr	end;
 
-	if (!wal_logged(sh))
+	if (!hi_wal_logged(sh))
 		return;
 	xl.position = position;
 	end = insert_record(sh, XLOG_HI_RESTART, &xl, sizeof(xl));
@@ -137,7 +138,7 @@ hi_wal_log_synced(HiIndexShared *sh, uint64 position)
 {
 	xl_hi_synced xl;
 
-	if (!wal_logged(sh))
+	if (!hi_wal_logged(sh))
 		return;
 	xl.position = position;
 	(void) insert_record(sh, XLOG_HI_SYNCED, &xl, sizeof(xl));
@@ -154,7 +155,7 @@ hi_wal_log_pages(HiIndexShared *sh, const uint32 *ptes, char *const *pages, int 
 {
 	int			start;
 
-	if (!sh->wal_pages || !wal_logged(sh))
+	if (!sh->wal_pages || !hi_wal_logged(sh))
 		return;
 	for (start = 0; start < n; start += HI_PAGES_PER_RECORD)
 	{
@@ -163,7 +164,7 @@ hi_wal_log_pages(HiIndexShared *sh, const uint32 *ptes, char *const *pages, int 
 		int			i;
 
 		memset(&xl, 0, sizeof(xl));
-		ident_of(sh, &xl.id);
+		hi_wal_ident_of(sh, &xl.id);
 		xl.optspc = sh->spcoid[HI_TIER_OPTANE];
 		xl.page_size = sh->meta.page_size;
 		xl.npages = cnt;
@@ -187,10 +188,10 @@ hi_wal_log_map(HiIndexShared *sh, const char *image, Size len, uint64 position)
 	xl_hi_map	xl;
 	XLogRecPtr	end;
 
-	if (!sh->wal_pages || !wal_logged(sh))
+	if (!sh->wal_pages || !hi_wal_logged(sh))
 		return;
 	memset(&xl, 0, sizeof(xl));
-	ident_of(sh, &xl.id);
+	hi_wal_ident_of(sh, &xl.id);
 	xl.position = position;
 	xl.len = (uint32) len;
 	XLogBeginInsert();
@@ -215,90 +216,6 @@ hi_wal_log_drop(Oid dboid, Oid flashspc, Oid relnumber)
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xl, sizeof(xl));
 	(void) XLogInsert(HI_RMGR_ID, XLOG_HI_DROP);
-}
-
-static void
-log_image_chunk(HiIndexShared *sh, uint8 file, uint8 flags, uint64 offset,
-				const char *data, uint32 len)
-{
-	xl_hi_image xl;
-
-	memset(&xl, 0, sizeof(xl));
-	ident_of(sh, &xl.id);
-	xl.optspc = sh->spcoid[HI_TIER_OPTANE];
-	xl.file = file;
-	xl.flags = flags;
-	xl.len = len;
-	xl.offset = offset;
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xl, sizeof(xl));
-	if (len > 0)
-		XLogRegisterData((char *) data, len);
-	(void) XLogInsert(HI_RMGR_ID, XLOG_HI_IMAGE);
-}
-
-/* Log a whole file in chunks (read through a descriptor of our own) */
-static void
-log_image_file(HiIndexShared *sh, uint8 file, const char *path)
-{
-	int			fd = OpenTransientFile(path, O_RDONLY | PG_BINARY);
-	char	   *buf;
-	uint64		off = 0;
-	bool		first = true;
-
-	if (fd < 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not open index file \"%s\" to log it: %m", path)));
-	buf = palloc(HI_IMAGE_CHUNK);
-	for (;;)
-	{
-		ssize_t		r = pg_pread(fd, buf, HI_IMAGE_CHUNK, (off_t) off);
-		uint8		flags = first ? HI_IMAGE_FIRST : 0;
-
-		if (r < 0)
-			ereport(ERROR,
-					(errcode_for_file_access(),
-					 errmsg("could not read index file \"%s\" to log it: %m", path)));
-		if (r < HI_IMAGE_CHUNK)
-			flags |= HI_IMAGE_LAST;
-		log_image_chunk(sh, file, flags, off, buf, (uint32) r);
-		off += r;
-		first = false;
-		if (flags & HI_IMAGE_LAST)
-			break;
-		CHECK_FOR_INTERRUPTS();
-	}
-	pfree(buf);
-	CloseTransientFile(fd);
-}
-
-/*
- * A build ended with a checkpoint: log its files, the tier files first and
- * the map file last (a copy whose replay stops in between has no valid map
- * file, so the index refuses there instead of reading half a tree).  The
- * caller holds tree_lock exclusively, so the files do not change meanwhile.
- */
-void
-hi_wal_log_image(HiIndexShared *sh)
-{
-	int			t;
-	char	   *path;
-
-	if (!wal_logged(sh))
-		return;
-	for (t = 0; t < HI_NUM_TIERS; t++)
-	{
-		if (!OidIsValid(sh->spcoid[t]))
-			continue;
-		path = hi_slot_path(sh, t);
-		log_image_file(sh, t == HI_TIER_FLASH ? HI_IMAGE_FLASH : HI_IMAGE_OPTANE, path);
-		pfree(path);
-	}
-	path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
-						sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map");
-	log_image_file(sh, HI_IMAGE_MAP, path);
-	pfree(path);
 }
 
 static void
@@ -331,11 +248,16 @@ hi_wal_desc(StringInfo buf, XLogReaderState *record)
 	{
 		const xl_hi_image *im = (const xl_hi_image *) data;
 
-		appendStringInfo(buf, ", %s bytes " UINT64_FORMAT "..+%u%s",
-						 im->file == HI_IMAGE_FLASH ? "flash" :
-						 im->file == HI_IMAGE_OPTANE ? "optane" : "map",
-						 im->offset, im->len,
-						 (im->flags & HI_IMAGE_LAST) ? ", last" : "");
+		const char *file = im->file == HI_IMAGE_FLASH ? "flash" :
+			im->file == HI_IMAGE_OPTANE ? "optane" : "map";
+
+		if (im->flags & HI_IMAGE_CUT)
+			appendStringInfo(buf, ", %s cut to " UINT64_FORMAT " bytes", file, im->offset);
+		else
+			appendStringInfo(buf, ", %s bytes " UINT64_FORMAT "..+%u%s%s", file,
+							 im->offset, im->len,
+							 (im->flags & HI_IMAGE_FIRST) ? ", first" : "",
+							 (im->flags & HI_IMAGE_LAST) ? ", last" : "");
 	}
 	else if (info == XLOG_HI_RESTART && len == sizeof(xl_hi_restart))
 		appendStringInfo(buf, ", log continues at " UINT64_FORMAT,

@@ -52,7 +52,20 @@ extern void hi_wal_log_durable(HiIndexShared *sh, uint64 upto);
 extern void hi_wal_log_record(HiIndexShared *sh, const HiLogRecord *rec);
 extern void hi_wal_log_restart(HiIndexShared *sh, uint64 position, bool flush);
 extern void hi_wal_log_synced(HiIndexShared *sh, uint64 position);
-extern void hi_wal_log_image(HiIndexShared *sh);
+
+/* log/wal_image.c: a build's files streamed into WAL as they are written */
+typedef struct HiWalImage HiWalImage;
+typedef void (*HiWalImageSink) (void *arg, const char *hdr, Size hlen,
+								const char *data, Size dlen);
+extern HiWalImage *hi_wal_image_begin(HiIndexShared *sh, HiWalImageSink sink,
+									  void *arg);
+extern void hi_wal_image_written(void *arg, int tier, uint64 offset,
+								 const char *data, uint32 len);
+extern void hi_wal_image_truncated(void *arg, int tier, uint64 len);
+extern void hi_wal_image_finish(HiWalImage *img);
+extern void hi_wal_image_abandon(HiWalImage *img);
+extern void hi_wal_image_insert(const char *rec, Size len);
+extern void hi_wal_log_image_map(HiIndexShared *sh);
 extern void hi_wal_log_pages(HiIndexShared *sh, const uint32 *ptes,
 							 char *const *pages, int n);
 extern void hi_wal_log_map(HiIndexShared *sh, const char *image, Size len,

@@ -50,6 +50,7 @@ typedef struct xl_hi_log
 
 #define HI_IMAGE_FIRST		0x01	/* truncate the file first */
 #define HI_IMAGE_LAST		0x02	/* the file is complete: fsync it */
+#define HI_IMAGE_CUT		0x04	/* cut the file to offset bytes (len 0) */
 
 typedef struct xl_hi_image
 {
@@ -63,6 +64,10 @@ typedef struct xl_hi_image
 } xl_hi_image;
 
 #define HI_IMAGE_CHUNK		(64 * 1024)
+
+/* hi_wal.c, for the log layer's other files */
+extern void hi_wal_ident_of(HiIndexShared *sh, xl_hi_ident *id);
+extern bool hi_wal_logged(HiIndexShared *sh);
 
 typedef struct xl_hi_restart
 {

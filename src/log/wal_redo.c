@@ -792,7 +792,9 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 	fd = open(path, O_RDWR | O_CREAT | PG_BINARY | ((xl->flags & HI_IMAGE_FIRST) ? O_TRUNC : 0),
 			  pg_file_create_mode);
 	ok = fd >= 0;
-	if (ok && xl->len > 0)
+	if (ok && (xl->flags & HI_IMAGE_CUT))
+		ok = ftruncate(fd, (off_t) xl->offset) == 0;
+	else if (ok && xl->len > 0)
 		ok = pg_pwrite(fd, data, xl->len, (off_t) xl->offset) == (ssize_t) xl->len;
 	if (ok && (xl->flags & HI_IMAGE_LAST))
 		ok = pg_fsync(fd) == 0;

@@ -55,6 +55,21 @@ extern bool hi_file_in_memory(HiIndexShared *sh, int tier);
 extern int	hi_log_fd(HiIndexShared *sh);
 extern char *hi_slot_path(HiIndexShared *sh, int tier);
 extern void hi_file_truncate(HiIndexShared *sh, int tier, uint32 nslots);
+
+/*
+ * Told of every write to one index's tier files in this backend, and of
+ * every cut (a build streams its files into WAL through it).  NULL stops.
+ */
+typedef struct HiFileWatch
+{
+	void		(*written) (void *arg, int tier, uint64 offset, const char *data,
+							uint32 len);
+	void		(*truncated) (void *arg, int tier, uint64 len);
+	void	   *arg;
+} HiFileWatch;
+extern void hi_files_watch(HiIndexShared *sh, const HiFileWatch *w);
+extern void hi_files_watch_written(HiIndexShared *sh, int tier, uint64 offset,
+								   const char *data, uint32 len);
 extern bool hi_slot_files_exist(HiIndexShared *sh);
 extern void hi_files_create(HiIndexShared *sh);
 extern void hi_files_forget(HiIndexShared *sh);
@@ -67,7 +82,7 @@ extern char *hi_files_stale(HiIndexShared *sh);
 /* the layer above forgets a relfilenode's shared state before its files go */
 typedef void (*hi_files_release_fn) (Oid dboid, Oid relnumber);
 extern void hi_files_set_release_hook(hi_files_release_fn fn);
-/* ... and is told once they were removed at commit (to log it) */
+/* ... and is told once they were removed (to log it) */
 typedef void (*hi_files_drop_fn) (Oid dboid, Oid flashspc, Oid relnumber);
 extern void hi_files_set_drop_hook(hi_files_drop_fn fn);
 extern void hi_files_remove_set(Oid dboid, Oid flashspc, Oid relnumber);

@@ -79,6 +79,10 @@ hi_files_set_drop_hook(hi_files_drop_fn fn)
 	drop_hook = fn;
 }
 
+/* the index whose file writes this backend reports, and to whom */
+static HiIndexShared *watched = NULL;
+static HiFileWatch watch;
+
 static HiLocalFds *local_fds = NULL;
 static bool direct_io_logged = false;
 
@@ -133,6 +137,24 @@ hi_slot_files_exist(HiIndexShared *sh)
 	return exists;
 }
 
+/* Report the writes and cuts of sh's tier files to w (NULL: no more) */
+void
+hi_files_watch(HiIndexShared *sh, const HiFileWatch *w)
+{
+	watched = w != NULL ? sh : NULL;
+	if (w != NULL)
+		watch = *w;
+}
+
+/* tier_io.c: a write to a tier file completed */
+void
+hi_files_watch_written(HiIndexShared *sh, int tier, uint64 offset,
+					   const char *data, uint32 len)
+{
+	if (sh == watched && watched != NULL)
+		watch.written(watch.arg, tier, offset, data, len);
+}
+
 /*
  * Cut a tier file down to nslots slots (its free tail, hi_pt_trim).  Only
  * space is at stake: on failure the file just stays longer.
@@ -156,6 +178,8 @@ hi_file_truncate(HiIndexShared *sh, int tier, uint32 nslots)
 						path, nslots)));
 		pfree(path);
 	}
+	else if (sh == watched && watched != NULL)
+		watch.truncated(watch.arg, tier, (uint64) len);
 }
 
 static HiLocalFds *
@@ -724,6 +748,8 @@ hi_files_at_xact_end(bool commit)
 
 	/* detach the list first: an error below must not loop forever */
 	pending_ops = NULL;
+	/* a build that failed stopped in the middle of its watch */
+	watched = NULL;
 	while (op)
 	{
 		HiPendingOp *next = op->next;
@@ -731,8 +757,13 @@ hi_files_at_xact_end(bool commit)
 		if (op->at_commit == commit)
 		{
 			hi_files_release_and_remove(op->dboid, op->flashspc, op->relnumber);
-			/* after the commit record: a crash before it keeps the files */
-			if (commit && drop_hook)
+
+			/*
+			 * After the commit record: a crash before it keeps the files.  A
+			 * creation rolled back is told too: a build streams its files
+			 * into WAL as it writes them, so copies hold part of them.
+			 */
+			if (drop_hook)
 				drop_hook(op->dboid, op->flashspc, op->relnumber);
 		}
 		pfree(op);
@@ -748,6 +779,9 @@ hi_files_at_subxact_end(bool commit, SubTransactionId mySubid,
 	HiPendingOp **prev = &pending_ops;
 	HiPendingOp *op;
 
+	/* a build rolled back in the middle of its watch */
+	if (!commit)
+		watched = NULL;
 	while ((op = *prev) != NULL)
 	{
 		if (op->nest_level >= level)
@@ -759,7 +793,11 @@ hi_files_at_subxact_end(bool commit, SubTransactionId mySubid,
 				/* rolled back: undo creations now, forget drops */
 				*prev = op->next;
 				if (!op->at_commit)
+				{
 					hi_files_release_and_remove(op->dboid, op->flashspc, op->relnumber);
+					if (drop_hook)
+						drop_hook(op->dboid, op->flashspc, op->relnumber);
+				}
 				pfree(op);
 				continue;
 			}

@@ -418,6 +418,10 @@ hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write)
 		{
 			HiTierCounters *c = &sh->tiers[reqs[i].tier];
 
+			if (write)
+				hi_files_watch_written(sh, reqs[i].tier, (uint64) reqs[i].offset,
+									   reqs[i].buf, (uint32) reqs[i].len);
+
 			tier_used[reqs[i].tier] = true;
 			pg_atomic_fetch_add_u64(write ? &c->writes : &c->reads, 1);
 			pg_atomic_fetch_add_u64(write ? &c->bytes_written : &c->bytes_read,
