@@ -80,6 +80,7 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	double		reltuples;
 	int			nworkers;
 	HiWalImage *img;
+	AmParallelBuild *pb;
 
 	if (info->ii_NumIndexAttrs != 1)
 		ereport(ERROR,
@@ -97,10 +98,13 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 									  ALLOCSET_DEFAULT_SIZES);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, AM_PHASE_SCAN);
 	nworkers = am_build_workers(heap, index, info);
-	reltuples = nworkers > 0 ?
-		am_build_scan_parallel(heap, index, info, &ops->layout, nworkers,
-							   build_callback, &bs, put_item) : -1;
-	if (reltuples < 0)
+	pb = nworkers > 0 ?
+		am_build_parallel_begin(heap, index, info, &ops->layout, nworkers,
+								hi_wal_image_wanted(idx->sh)) : NULL;
+	if (pb != NULL)
+		reltuples = am_build_parallel_scan(pb, heap, index, info, build_callback,
+										   &bs, put_item);
+	else
 		reltuples = table_index_build_scan(heap, index, info, true, true,
 										   build_callback, &bs, NULL);
 	MemoryContextDelete(bs.tmpcxt);
@@ -110,7 +114,9 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
 	/* standbys and restored backups get the new files from WAL */
-	img = hi_wal_image_begin(idx->sh, NULL, NULL);
+	img = am_build_parallel_has_image(pb) ?
+		hi_wal_image_begin(idx->sh, am_build_parallel_image_sink, pb) :
+		hi_wal_image_begin(idx->sh, NULL, NULL);
 	PG_TRY();
 	{
 		ops->load(idx, bs.spool, arg);
@@ -124,10 +130,14 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	}
 	PG_END_TRY();
 	hi_wal_image_finish(img);
+	/* the map file's records come after the worker's of the tier files */
+	am_build_parallel_image_done(pb);
 	hi_wal_log_image_map(idx->sh);
 	/* from here on its page writes and checkpoints go to WAL one by one */
 	idx->sh->wal_pages = true;
 	LWLockRelease(&idx->sh->tree_lock);
+	if (pb != NULL)
+		am_build_parallel_end(pb);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs.n);
 
 	result = palloc(sizeof(IndexBuildResult));

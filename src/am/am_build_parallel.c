@@ -5,9 +5,13 @@
  *	  tuple, detoasting its geometry, computing its box), is shared by the
  *	  leader and max_parallel_maintenance_workers workers through a
  *	  parallel table scan.  Each worker writes its entries to its own file
- *	  of a shared file set; the leader, once its own part is done, hands
- *	  them to the core's collector.  The load (STR packing, the grid build)
- *	  stays serial, so the index does not depend on how the scan was split.
+ *	  of a shared file set and says so through a message queue; the leader,
+ *	  once its own part is done, hands them to the core's collector.  The
+ *	  load (STR packing, the grid build) stays in the leader, so the index
+ *	  does not depend on how the scan was split; meanwhile the first worker
+ *	  inserts the WAL records of the files the load writes, which the leader
+ *	  passes to it through a second queue (log/wal_image.c's sink): those
+ *	  records were a quarter of a 5M-point parallel build's time.
  *
  * PostgreSQL 15 plans parallel builds for btree alone (index_build sets
  * ii_ParallelWorkers only there): the worker count comes from
@@ -27,15 +31,24 @@
 #include "optimizer/optimizer.h"
 #include "storage/buffile.h"
 #include "storage/sharedfileset.h"
+#include "storage/shm_mq.h"
 #include "storage/spin.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "am/am_common.h"
+#include "log/redo_log.h"
 
 #define PARALLEL_KEY_BUILD	UINT64CONST(0x4859420000000001)
 #define PARALLEL_KEY_SCAN	UINT64CONST(0x4859420000000002)
+#define PARALLEL_KEY_DONE	UINT64CONST(0x4859420000000003)
+#define PARALLEL_KEY_IMAGE	UINT64CONST(0x4859420000000004)
+
+/* a worker's queue to say its part of the scan is done */
+#define DONE_QUEUE_SIZE		1024
+/* the queue of WAL records from the leader to the first worker */
+#define IMAGE_QUEUE_SIZE	(4 * 1024 * 1024)
 
 /* What the leader shares with its workers */
 typedef struct HiParallelBuild
@@ -46,8 +59,21 @@ typedef struct HiParallelBuild
 	AmBuildLayout layout;
 	slock_t		mutex;
 	double		reltuples;		/* live tuples the workers saw */
+	bool		image;			/* the first worker inserts WAL records */
 	SharedFileSet fileset;		/* one file of entries per worker */
 } HiParallelBuild;
+
+/* The leader's side of a parallel build */
+struct AmParallelBuild
+{
+	ParallelContext *pcxt;
+	Snapshot	snapshot;
+	HiParallelBuild *shared;
+	ParallelTableScanDesc pscan;
+	const AmBuildLayout *layout;
+	shm_mq_handle **done;		/* per worker launched */
+	shm_mq_handle *image;		/* to the first worker, or NULL */
+};
 
 typedef struct WorkerState
 {
@@ -88,42 +114,45 @@ file_name(char *buf, int worker)
 }
 
 /*
- * The heap scan of a build, shared with nworkers workers: cb gets the
- * leader's part (as in a serial build), put every entry of the workers'.
- * Returns the live tuples seen, or -1 if no worker could be launched
- * (the caller scans serially then).
+ * Start a parallel build with nworkers workers (NULL if no parallel context
+ * could be set up: the caller builds serially).  image: the first worker
+ * is to insert the WAL records of the load (am_build_parallel_image_sink).
  */
-double
-am_build_scan_parallel(Relation heap, Relation index, IndexInfo *info,
-					   const AmBuildLayout *layout, int nworkers,
-					   IndexBuildCallback cb, void *cbstate,
-					   void (*put) (void *state, const void *item))
+AmParallelBuild *
+am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
+						const AmBuildLayout *layout, int nworkers, bool image)
 {
+	AmParallelBuild *pb = palloc0(sizeof(AmParallelBuild));
 	ParallelContext *pcxt;
-	Snapshot	snapshot;
 	Size		scan_size;
 	HiParallelBuild *shared;
-	ParallelTableScanDesc pscan;
-	TableScanDesc scan;
-	double		reltuples;
+	char	   *done;
+	shm_mq	   *imq = NULL;
 	int			i;
 
 	EnterParallelMode();
 	pcxt = CreateParallelContext("hybrid_index", "hi_build_worker_main", nworkers);
 	/* as btree: a concurrent build sees an MVCC snapshot, others every tuple */
-	snapshot = info->ii_Concurrent ? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
-	scan_size = table_parallelscan_estimate(heap, snapshot);
+	pb->snapshot = info->ii_Concurrent ? RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
+	scan_size = table_parallelscan_estimate(heap, pb->snapshot);
 	shm_toc_estimate_chunk(&pcxt->estimator, sizeof(HiParallelBuild));
 	shm_toc_estimate_chunk(&pcxt->estimator, scan_size);
-	shm_toc_estimate_keys(&pcxt->estimator, 2);
+	shm_toc_estimate_chunk(&pcxt->estimator, (Size) DONE_QUEUE_SIZE * nworkers);
+	shm_toc_estimate_keys(&pcxt->estimator, 3);
+	if (image)
+	{
+		shm_toc_estimate_chunk(&pcxt->estimator, IMAGE_QUEUE_SIZE);
+		shm_toc_estimate_keys(&pcxt->estimator, 1);
+	}
 	InitializeParallelDSM(pcxt);
 	if (pcxt->seg == NULL)
 	{
-		if (IsMVCCSnapshot(snapshot))
-			UnregisterSnapshot(snapshot);
+		if (IsMVCCSnapshot(pb->snapshot))
+			UnregisterSnapshot(pb->snapshot);
 		DestroyParallelContext(pcxt);
 		ExitParallelMode();
-		return -1;
+		pfree(pb);
+		return NULL;
 	}
 	shared = shm_toc_allocate(pcxt->toc, sizeof(HiParallelBuild));
 	shared->heaprelid = RelationGetRelid(heap);
@@ -132,11 +161,23 @@ am_build_scan_parallel(Relation heap, Relation index, IndexInfo *info,
 	shared->layout = *layout;
 	SpinLockInit(&shared->mutex);
 	shared->reltuples = 0;
+	shared->image = image;
 	SharedFileSetInit(&shared->fileset, pcxt->seg);
-	pscan = shm_toc_allocate(pcxt->toc, scan_size);
-	table_parallelscan_initialize(heap, pscan, snapshot);
+	pb->pscan = shm_toc_allocate(pcxt->toc, scan_size);
+	table_parallelscan_initialize(heap, pb->pscan, pb->snapshot);
+	done = shm_toc_allocate(pcxt->toc, (Size) DONE_QUEUE_SIZE * nworkers);
+	for (i = 0; i < nworkers; i++)
+		shm_mq_set_receiver(shm_mq_create(done + (Size) i * DONE_QUEUE_SIZE,
+										  DONE_QUEUE_SIZE), MyProc);
 	shm_toc_insert(pcxt->toc, PARALLEL_KEY_BUILD, shared);
-	shm_toc_insert(pcxt->toc, PARALLEL_KEY_SCAN, pscan);
+	shm_toc_insert(pcxt->toc, PARALLEL_KEY_SCAN, pb->pscan);
+	shm_toc_insert(pcxt->toc, PARALLEL_KEY_DONE, done);
+	if (image)
+	{
+		imq = shm_mq_create(shm_toc_allocate(pcxt->toc, IMAGE_QUEUE_SIZE), IMAGE_QUEUE_SIZE);
+		shm_mq_set_sender(imq, MyProc);
+		shm_toc_insert(pcxt->toc, PARALLEL_KEY_IMAGE, imq);
+	}
 
 	/* with no worker launched the leader takes the whole parallel scan */
 	LaunchParallelWorkers(pcxt);
@@ -144,37 +185,134 @@ am_build_scan_parallel(Relation heap, Relation index, IndexInfo *info,
 			(errmsg_internal("hybrid_index: building index \"%s\" with %d of %d parallel workers",
 							 RelationGetRelationName(index), pcxt->nworkers_launched,
 							 nworkers)));
+	pb->done = palloc0(sizeof(shm_mq_handle *) * Max(pcxt->nworkers_launched, 1));
+	for (i = 0; i < pcxt->nworkers_launched; i++)
+		pb->done[i] = shm_mq_attach((shm_mq *) (done + (Size) i * DONE_QUEUE_SIZE),
+									pcxt->seg, pcxt->worker[i].bgwhandle);
+	if (imq != NULL && pcxt->nworkers_launched > 0)
+		pb->image = shm_mq_attach(imq, pcxt->seg, pcxt->worker[0].bgwhandle);
+	pb->pcxt = pcxt;
+	pb->shared = shared;
+	pb->layout = layout;
+	return pb;
+}
 
-	/* the leader's part, then the workers' */
-	scan = table_beginscan_parallel(heap, pscan);
+/*
+ * A worker ended without doing its part: its error, or ours.  Its error
+ * comes through the parallel context's messages, which are not read while
+ * interrupts are held (the load holds tree_lock): then the server log has
+ * it and this is the error.
+ */
+static void
+worker_lost(AmParallelBuild *pb)
+{
+	if (INTERRUPTS_CAN_BE_PROCESSED())
+		WaitForParallelWorkersToFinish(pb->pcxt);
+	ereport(ERROR,
+			(errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("a parallel worker of a hybrid_index build ended before its part was done")));
+}
+
+/*
+ * The heap scan of the build: cb gets the leader's part (as in a serial
+ * build), put every entry of the workers'.  Returns the live tuples seen.
+ */
+double
+am_build_parallel_scan(AmParallelBuild *pb, Relation heap, Relation index,
+					   IndexInfo *info, IndexBuildCallback cb, void *cbstate,
+					   void (*put) (void *state, const void *item))
+{
+	const AmBuildLayout *layout = pb->layout;
+	TableScanDesc scan;
+	double		reltuples;
+	char	   *item = palloc(layout->size);
+	char		name[MAXPGPATH];
+	int			i;
+
+	scan = table_beginscan_parallel(heap, pb->pscan);
 	reltuples = table_index_build_scan(heap, index, info, true, true, cb, cbstate, scan);
-	WaitForParallelWorkersToFinish(pcxt);
-	reltuples += shared->reltuples;
+	for (i = 0; i < pb->pcxt->nworkers_launched; i++)
 	{
-		char	   *item = palloc(layout->size);
-		char		name[MAXPGPATH];
+		Size		len;
+		void	   *data;
 
-		for (i = 0; i < pcxt->nworkers_launched; i++)
-		{
-			BufFile    *f = BufFileOpenFileSet(&shared->fileset.fs, file_name(name, i),
-											   O_RDONLY, true);
-
-			if (f == NULL)
-				continue;
-			while (BufFileRead(f, item, layout->size) == layout->size)
-			{
-				put(cbstate, item);
-				CHECK_FOR_INTERRUPTS();
-			}
-			BufFileClose(f);
-		}
-		pfree(item);
+		if (shm_mq_receive(pb->done[i], &len, &data, false) != SHM_MQ_SUCCESS)
+			worker_lost(pb);
 	}
-	if (IsMVCCSnapshot(snapshot))
-		UnregisterSnapshot(snapshot);
-	DestroyParallelContext(pcxt);
-	ExitParallelMode();
+	SpinLockAcquire(&pb->shared->mutex);
+	reltuples += pb->shared->reltuples;
+	SpinLockRelease(&pb->shared->mutex);
+	for (i = 0; i < pb->pcxt->nworkers_launched; i++)
+	{
+		BufFile    *f = BufFileOpenFileSet(&pb->shared->fileset.fs, file_name(name, i),
+										   O_RDONLY, true);
+
+		if (f == NULL)
+			continue;
+		while (BufFileRead(f, item, layout->size) == layout->size)
+		{
+			put(cbstate, item);
+			CHECK_FOR_INTERRUPTS();
+		}
+		BufFileClose(f);
+	}
+	pfree(item);
 	return reltuples;
+}
+
+/* Is a worker there to insert the load's WAL records? */
+bool
+am_build_parallel_has_image(AmParallelBuild *pb)
+{
+	return pb != NULL && pb->image != NULL;
+}
+
+/* log/wal_image.c's sink: a WAL record to the first worker (arg: pb) */
+void
+am_build_parallel_image_sink(void *arg, const char *hdr, Size hlen,
+							 const char *data, Size dlen)
+{
+	AmParallelBuild *pb = (AmParallelBuild *) arg;
+	shm_mq_iovec iov[2];
+
+	iov[0].data = hdr;
+	iov[0].len = hlen;
+	iov[1].data = data;
+	iov[1].len = dlen;
+	if (shm_mq_sendv(pb->image, iov, dlen > 0 ? 2 : 1, false, true) != SHM_MQ_SUCCESS)
+		worker_lost(pb);
+}
+
+/*
+ * The load's records are all sent: wait until the first worker inserted
+ * them (it says so on its queue), so that the caller's next records follow
+ * them in WAL.  Waits on the queue alone, so tree_lock may be held.
+ */
+void
+am_build_parallel_image_done(AmParallelBuild *pb)
+{
+	Size		len;
+	void	   *data;
+
+	if (pb == NULL || pb->image == NULL)
+		return;
+	shm_mq_detach(pb->image);
+	pb->image = NULL;
+	if (shm_mq_receive(pb->done[0], &len, &data, false) != SHM_MQ_SUCCESS)
+		worker_lost(pb);
+}
+
+/* The build is over: the workers go (not with tree_lock held: see above) */
+void
+am_build_parallel_end(AmParallelBuild *pb)
+{
+	WaitForParallelWorkersToFinish(pb->pcxt);
+	if (IsMVCCSnapshot(pb->snapshot))
+		UnregisterSnapshot(pb->snapshot);
+	DestroyParallelContext(pb->pcxt);
+	ExitParallelMode();
+	pfree(pb->done);
+	pfree(pb);
 }
 
 /* A worker: its part of the heap scan, entries to its file */
@@ -193,6 +331,7 @@ hi_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	char		name[MAXPGPATH];
 	TableScanDesc scan;
 	double		reltuples;
+	shm_mq_handle *done;
 
 	info->ii_Concurrent = shared->isconcurrent;
 	SharedFileSetAttach(&shared->fileset, seg);
@@ -208,6 +347,42 @@ hi_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	SpinLockAcquire(&shared->mutex);
 	shared->reltuples += reltuples;
 	SpinLockRelease(&shared->mutex);
+
+	/* the leader may read the file now */
+	{
+		shm_mq	   *mq = (shm_mq *) ((char *) shm_toc_lookup(toc, PARALLEL_KEY_DONE, false) +
+									 (Size) ParallelWorkerNumber * DONE_QUEUE_SIZE);
+
+		shm_mq_set_sender(mq, MyProc);
+		done = shm_mq_attach(mq, seg, NULL);
+		(void) shm_mq_send(done, 1, "s", false, true);
+	}
+
+	/* the first worker inserts the load's WAL records until the leader is done */
+	if (shared->image && ParallelWorkerNumber == 0)
+	{
+		shm_mq	   *mq = shm_toc_lookup(toc, PARALLEL_KEY_IMAGE, false);
+		shm_mq_handle *h;
+
+		shm_mq_set_receiver(mq, MyProc);
+		h = shm_mq_attach(mq, seg, NULL);
+		for (;;)
+		{
+			Size		len;
+			void	   *data;
+			shm_mq_result res = shm_mq_receive(h, &len, &data, false);
+
+			if (res == SHM_MQ_DETACHED)
+				break;
+			if (res != SHM_MQ_SUCCESS)
+				elog(ERROR, "hybrid_index: could not receive a WAL record of a parallel build");
+			hi_wal_image_insert((const char *) data, len);
+		}
+		shm_mq_detach(h);
+		/* all inserted: the leader's next records come after them */
+		(void) shm_mq_send(done, 1, "i", false, true);
+	}
+	shm_mq_detach(done);
 	index_close(index, index_mode);
 	table_close(heap, heap_mode);
 }

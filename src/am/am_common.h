@@ -90,10 +90,20 @@ extern void am_build_fill(const AmBuildLayout *l, char *item, ItemPointer tid,
 
 /* ---- am_build_parallel.c ---- */
 extern int	am_build_workers(Relation heap, Relation index, IndexInfo *info);
-extern double am_build_scan_parallel(Relation heap, Relation index, IndexInfo *info,
-									 const AmBuildLayout *layout, int nworkers,
+typedef struct AmParallelBuild AmParallelBuild;
+extern AmParallelBuild *am_build_parallel_begin(Relation heap, Relation index,
+												IndexInfo *info,
+												const AmBuildLayout *layout,
+												int nworkers, bool image);
+extern double am_build_parallel_scan(AmParallelBuild *pb, Relation heap,
+									 Relation index, IndexInfo *info,
 									 IndexBuildCallback cb, void *cbstate,
 									 void (*put) (void *state, const void *item));
+extern bool am_build_parallel_has_image(AmParallelBuild *pb);
+extern void am_build_parallel_image_sink(void *arg, const char *hdr, Size hlen,
+										 const char *data, Size dlen);
+extern void am_build_parallel_image_done(AmParallelBuild *pb);
+extern void am_build_parallel_end(AmParallelBuild *pb);
 extern void am_buildempty(Relation index);
 
 /* ---- am_vacuum.c ---- */

@@ -57,6 +57,7 @@ extern void hi_wal_log_synced(HiIndexShared *sh, uint64 position);
 typedef struct HiWalImage HiWalImage;
 typedef void (*HiWalImageSink) (void *arg, const char *hdr, Size hlen,
 								const char *data, Size dlen);
+extern bool hi_wal_image_wanted(HiIndexShared *sh);
 extern HiWalImage *hi_wal_image_begin(HiIndexShared *sh, HiWalImageSink sink,
 									  void *arg);
 extern void hi_wal_image_written(void *arg, int tier, uint64 offset,

@@ -91,6 +91,13 @@ flush_pending(HiWalImage *img)
 	img->len = 0;
 }
 
+/* Will a build of sh log its files (not a temporary index's)? */
+bool
+hi_wal_image_wanted(HiIndexShared *sh)
+{
+	return hi_wal_logged(sh);
+}
+
 /*
  * Start streaming sh's tier files into WAL (NULL if its changes are not
  * logged: a temporary index): their copies are emptied first.  sink, if

@@ -96,6 +96,14 @@ for my $e (@ams)
 		INSERT INTO l_$am VALUES (90001, NULL);
 		CREATE INDEX l_${am}_idx ON l_$am USING $am ($using);
 		INSERT INTO l_$am SELECT 1000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 200) i;});
+	# a parallel build: its first worker inserts the WAL records of the
+	# files the leader writes
+	P(qq{CREATE TABLE p_$am (id bigint, geom geometry) WITH (parallel_workers = 1);
+		INSERT INTO p_$am SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 20000) i;
+		INSERT INTO p_$am VALUES (90001, NULL);
+		SET max_parallel_maintenance_workers = 1;
+		SET min_parallel_table_scan_size = 0;
+		CREATE INDEX p_${am}_idx ON p_$am USING $am ($using);});
 	# a transaction whose records an index checkpoint took into the pages
 	# before it committed: the standby's log still needs its COMMIT
 	P(qq{BEGIN;
@@ -112,6 +120,17 @@ for my $e (@ams)
 	# s_ was loaded before the batch (it follows the log), l_ is new
 	HiTest::full_check($s1, 'postgres', "$am on the hot standby after the batch", "s_$am", "s_${am}_idx");
 	HiTest::full_check($s1, 'postgres', "$am on the hot standby, created after the backup", "l_$am", "l_${am}_idx");
+	HiTest::full_check($s1, 'postgres', "$am on the hot standby, built in parallel", "p_$am", "p_${am}_idx");
+	# WAL carried every write and cut of the build: the same bytes
+	my $rfn = P("SELECT relfilenode FROM pg_class WHERE relname = 'p_${am}_idx'");
+	my @pf = sort grep { m{/hyb_\d+_$rfn\.(flash|optane|map)$} } HiTest::hyb_files($primary->data_dir);
+	my @sf = sort grep { m{/hyb_\d+_$rfn\.(flash|optane|map)$} } HiTest::hyb_files($s1->data_dir);
+	is(scalar(@sf), scalar(@pf), "$am: the standby has the files of the parallel build");
+	for my $i (0 .. $#pf)
+	{
+		is(slurp_file($sf[$i] // ''), slurp_file($pf[$i]),
+			"$am: the standby's copy of $pf[$i] is the primary's, byte for byte");
+	}
 }
 
 # the records of our resource manager, as pg_walinspect shows them
