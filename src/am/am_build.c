@@ -114,9 +114,8 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
 	/* standbys and restored backups get the new files from WAL */
-	img = am_build_parallel_has_image(pb) ?
-		hi_wal_image_begin(idx->sh, am_build_parallel_image_sink, pb) :
-		hi_wal_image_begin(idx->sh, NULL, NULL);
+	img = hi_wal_image_begin(idx->sh, am_build_parallel_has_image(pb) ?
+							 am_build_parallel_image_sink : NULL, pb);
 	PG_TRY();
 	{
 		ops->load(idx, bs.spool, arg);

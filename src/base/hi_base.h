@@ -365,7 +365,6 @@ extern HiRunSort *hi_runsort_begin(Size recsize, Size budget, Size expect,
 								   HiRunKeyFn key, void *arg);
 extern void hi_runsort_put(HiRunSort *s, const void *rec);
 extern Size hi_runsort_count(const HiRunSort *s);
-extern bool hi_runsort_spilled(const HiRunSort *s);
 extern void hi_runsort_sort(HiRunSort *s);
 extern bool hi_runsort_get(HiRunSort *s, void *rec);
 extern void hi_runsort_end(HiRunSort *s);

@@ -206,12 +206,6 @@ hi_runsort_count(const HiRunSort *s)
 	return s->total;
 }
 
-bool
-hi_runsort_spilled(const HiRunSort *s)
-{
-	return s->nruns > 0;
-}
-
 /* Read the next batch of run r; false when the run is exhausted */
 static bool
 run_fill(HiRunSort *s, HiRun *r)

@@ -151,7 +151,7 @@ void
 hi_files_watch_written(HiIndexShared *sh, int tier, uint64 offset,
 					   const char *data, uint32 len)
 {
-	if (sh == watched && watched != NULL)
+	if (sh == watched)
 		watch.written(watch.arg, tier, offset, data, len);
 }
 
@@ -178,7 +178,7 @@ hi_file_truncate(HiIndexShared *sh, int tier, uint32 nslots)
 						path, nslots)));
 		pfree(path);
 	}
-	else if (sh == watched && watched != NULL)
+	else if (sh == watched)
 		watch.truncated(watch.arg, tier, (uint64) len);
 }
 
