@@ -56,6 +56,27 @@ put_item(void *state, const void *item)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->n);
 }
 
+/* A worker's collected entries to the collector */
+static Size
+import_items(void *state, BufFile *file)
+{
+	AmBuildState *bs = (AmBuildState *) state;
+	Size		n = bs->ops->import(bs->spool, file);
+
+	bs->n += n;
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->n);
+	return n;
+}
+
+static void
+presort_items(void *state)
+{
+	AmBuildState *bs = (AmBuildState *) state;
+
+	if (bs->ops->presort != NULL)
+		bs->ops->presort(bs->spool);
+}
+
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
@@ -93,17 +114,18 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	bs.ops = ops;
 	bs.n = 0;
 	bs.item = palloc(ops->layout.size);
-	bs.spool = ops->begin((Size) maintenance_work_mem * 1024, arg);
-	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index build tuple",
-									  ALLOCSET_DEFAULT_SIZES);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, AM_PHASE_SCAN);
 	nworkers = am_build_workers(heap, index, info);
 	pb = nworkers > 0 ?
-		am_build_parallel_begin(heap, index, info, &ops->layout, nworkers,
+		am_build_parallel_begin(heap, index, info, ops, nworkers,
 								hi_wal_image_wanted(idx->sh)) : NULL;
+	bs.spool = ops->begin(am_build_parallel_budget(pb, (Size) maintenance_work_mem * 1024),
+						  arg);
+	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index build tuple",
+									  ALLOCSET_DEFAULT_SIZES);
 	if (pb != NULL)
 		reltuples = am_build_parallel_scan(pb, heap, index, info, build_callback,
-										   &bs, put_item);
+										   &bs, put_item, import_items, presort_items);
 	else
 		reltuples = table_index_build_scan(heap, index, info, true, true,
 										   build_callback, &bs, NULL);

@@ -6,12 +6,16 @@
  *	  leader and max_parallel_maintenance_workers workers through a
  *	  parallel table scan.  Each worker writes its entries to its own file
  *	  of a shared file set and says so through a message queue; the leader,
- *	  once its own part is done, hands them to the core's collector.  The
- *	  load (STR packing, the grid build) stays in the leader, so the index
- *	  does not depend on how the scan was split; meanwhile the first worker
- *	  inserts the WAL records of the files the load writes, which the leader
- *	  passes to it through a second queue (log/wal_image.c's sink): those
- *	  records were a quarter of a 5M-point parallel build's time.
+ *	  once its own part is done, hands them to the core's collector.  A
+ *	  collector with export and import (the R-trees') runs in each worker
+ *	  too and writes the file itself: the R-tree workers sort their entries
+ *	  by centre x there, and the leader merges the sorted files with its
+ *	  own, which halves the sort and the reading the leader's load does.
+ *	  The load (STR packing, the grid build) stays in the leader; meanwhile
+ *	  the first worker inserts the WAL records of the files the load
+ *	  writes, which the leader passes to it through a second queue
+ *	  (log/wal_image.c's sink): those records were a quarter of a 5M-point
+ *	  parallel build's time.
  *
  * PostgreSQL 15 plans parallel builds for btree alone (index_build sets
  * ii_ParallelWorkers only there): the worker count comes from
@@ -50,6 +54,9 @@
 /* the queue of WAL records from the leader to the first worker */
 #define IMAGE_QUEUE_SIZE	(4 * 1024 * 1024)
 
+/* collectors a worker can run, by their number in shared memory */
+static const AmBuildOps *const collectors[] = {&rtam_build_ops};
+
 /* What the leader shares with its workers */
 typedef struct HiParallelBuild
 {
@@ -57,6 +64,8 @@ typedef struct HiParallelBuild
 	Oid			indexrelid;
 	bool		isconcurrent;
 	AmBuildLayout layout;
+	int			collector;		/* in collectors, or -1: raw entries */
+	Size		budget;			/* a worker collector's memory */
 	slock_t		mutex;
 	double		reltuples;		/* live tuples the workers saw */
 	bool		image;			/* the first worker inserts WAL records */
@@ -71,6 +80,7 @@ struct AmParallelBuild
 	HiParallelBuild *shared;
 	ParallelTableScanDesc pscan;
 	const AmBuildLayout *layout;
+	int			participants;	/* workers launched and the leader */
 	shm_mq_handle **done;		/* per worker launched */
 	shm_mq_handle *image;		/* to the first worker, or NULL */
 };
@@ -78,6 +88,8 @@ struct AmParallelBuild
 typedef struct WorkerState
 {
 	const AmBuildLayout *layout;
+	const AmBuildOps *ops;		/* the collector, or NULL: raw entries */
+	void	   *spool;
 	BufFile    *file;
 	char	   *item;
 	MemoryContext tmpcxt;
@@ -103,7 +115,10 @@ worker_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	WorkerState *ws = (WorkerState *) state;
 
 	am_build_fill(ws->layout, ws->item, tid, values, isnull, ws->tmpcxt);
-	BufFileWrite(ws->file, ws->item, ws->layout->size);
+	if (ws->ops != NULL)
+		ws->ops->put(ws->spool, ws->item);
+	else
+		BufFileWrite(ws->file, ws->item, ws->layout->size);
 }
 
 static char *
@@ -120,8 +135,9 @@ file_name(char *buf, int worker)
  */
 AmParallelBuild *
 am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
-						const AmBuildLayout *layout, int nworkers, bool image)
+						const AmBuildOps *ops, int nworkers, bool image)
 {
+	const AmBuildLayout *layout = &ops->layout;
 	AmParallelBuild *pb = palloc0(sizeof(AmParallelBuild));
 	ParallelContext *pcxt;
 	Size		scan_size;
@@ -159,6 +175,12 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 	shared->indexrelid = RelationGetRelid(index);
 	shared->isconcurrent = info->ii_Concurrent;
 	shared->layout = *layout;
+	shared->collector = -1;
+	for (i = 0; i < lengthof(collectors); i++)
+		if (collectors[i] == ops && ops->export != NULL && ops->import != NULL)
+			shared->collector = i;
+	/* as btree: maintenance_work_mem is shared by the participants */
+	shared->budget = (Size) maintenance_work_mem * 1024 / (nworkers + 1);
 	SpinLockInit(&shared->mutex);
 	shared->reltuples = 0;
 	shared->image = image;
@@ -194,7 +216,20 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 	pb->pcxt = pcxt;
 	pb->shared = shared;
 	pb->layout = layout;
+	pb->participants = pcxt->nworkers_launched + 1;
 	return pb;
+}
+
+/*
+ * The leader collector's share of budget: all of it, unless the workers
+ * run collectors of their own (each has budget / participants then).
+ */
+Size
+am_build_parallel_budget(AmParallelBuild *pb, Size budget)
+{
+	if (pb == NULL || pb->shared->collector < 0)
+		return budget;
+	return budget / pb->participants;
 }
 
 /*
@@ -215,12 +250,16 @@ worker_lost(AmParallelBuild *pb)
 
 /*
  * The heap scan of the build: cb gets the leader's part (as in a serial
- * build), put every entry of the workers'.  Returns the live tuples seen.
+ * build), put every entry of the workers' or, if they ran collectors,
+ * import each worker's file (which it keeps).  Returns the live tuples
+ * seen.
  */
 double
 am_build_parallel_scan(AmParallelBuild *pb, Relation heap, Relation index,
 					   IndexInfo *info, IndexBuildCallback cb, void *cbstate,
-					   void (*put) (void *state, const void *item))
+					   void (*put) (void *state, const void *item),
+					   Size (*import) (void *state, BufFile *file),
+					   void (*presort) (void *state))
 {
 	const AmBuildLayout *layout = pb->layout;
 	TableScanDesc scan;
@@ -231,6 +270,8 @@ am_build_parallel_scan(AmParallelBuild *pb, Relation heap, Relation index,
 
 	scan = table_beginscan_parallel(heap, pb->pscan);
 	reltuples = table_index_build_scan(heap, index, info, true, true, cb, cbstate, scan);
+	if (pb->shared->collector >= 0 && pb->pcxt->nworkers_launched > 0)
+		presort(cbstate);
 	for (i = 0; i < pb->pcxt->nworkers_launched; i++)
 	{
 		Size		len;
@@ -249,6 +290,12 @@ am_build_parallel_scan(AmParallelBuild *pb, Relation heap, Relation index,
 
 		if (f == NULL)
 			continue;
+		if (pb->shared->collector >= 0)
+		{
+			/* the leader's collector reads and closes it */
+			(void) import(cbstate, f);
+			continue;
+		}
 		while (BufFileRead(f, item, layout->size) == layout->size)
 		{
 			put(cbstate, item);
@@ -336,6 +383,8 @@ hi_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	info->ii_Concurrent = shared->isconcurrent;
 	SharedFileSetAttach(&shared->fileset, seg);
 	ws.layout = &shared->layout;
+	ws.ops = shared->collector >= 0 ? collectors[shared->collector] : NULL;
+	ws.spool = ws.ops != NULL ? ws.ops->begin(shared->budget, NULL) : NULL;
 	ws.file = BufFileCreateFileSet(&shared->fileset.fs, file_name(name, ParallelWorkerNumber));
 	ws.item = palloc(shared->layout.size);
 	ws.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index build tuple",
@@ -343,6 +392,8 @@ hi_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	scan = table_beginscan_parallel(heap, pscan);
 	reltuples = table_index_build_scan(heap, index, info, true, false,
 									   worker_callback, &ws, scan);
+	if (ws.ops != NULL)
+		ws.ops->export(ws.spool, ws.file);
 	BufFileClose(ws.file);
 	SpinLockAcquire(&shared->mutex);
 	shared->reltuples += reltuples;

@@ -13,6 +13,7 @@
 #include "access/tableam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
+#include "storage/buffile.h"
 
 #include "base/hi_base.h"
 
@@ -73,6 +74,14 @@ typedef struct AmBuildLayout
  * past it they spill to temporary files), put adds one entry (of layout),
  * load builds the new, empty index from it with tree_lock held
  * exclusively and frees it.  report_load: report AM_PHASE_LOAD first.
+ *
+ * Optional, for parallel builds (am_build_parallel.c lists the collectors
+ * that have them): each worker makes a collector of its own with begin
+ * (arg NULL) and put, and export writes its entries to a temporary file
+ * that import hands to the leader's collector (returning how many), after
+ * presort (optional) told it that its own entries are all in.  The
+ * collector can then do part of its work in the workers (the R-trees sort
+ * their entries there).  Without them workers pass raw entries to put.
  */
 typedef struct AmBuildOps
 {
@@ -81,6 +90,9 @@ typedef struct AmBuildOps
 	void	   *(*begin) (Size budget, void *arg);
 	void		(*put) (void *spool, const void *entry);
 	void		(*load) (HiIndex *idx, void *spool, void *arg);
+	void		(*export) (void *spool, BufFile *file);
+	Size		(*import) (void *spool, BufFile *file);
+	void		(*presort) (void *spool);
 } AmBuildOps;
 
 extern IndexBuildResult *am_build(Relation heap, Relation index, IndexInfo *info,
@@ -89,16 +101,22 @@ extern void am_build_fill(const AmBuildLayout *l, char *item, ItemPointer tid,
 						  Datum *values, bool *isnull, MemoryContext tmpcxt);
 
 /* ---- am_build_parallel.c ---- */
+/* the collectors that parallel workers run (export and import) */
+extern const AmBuildOps rtam_build_ops;
+
 extern int	am_build_workers(Relation heap, Relation index, IndexInfo *info);
 typedef struct AmParallelBuild AmParallelBuild;
 extern AmParallelBuild *am_build_parallel_begin(Relation heap, Relation index,
 												IndexInfo *info,
-												const AmBuildLayout *layout,
+												const AmBuildOps *ops,
 												int nworkers, bool image);
+extern Size am_build_parallel_budget(AmParallelBuild *pb, Size budget);
 extern double am_build_parallel_scan(AmParallelBuild *pb, Relation heap,
 									 Relation index, IndexInfo *info,
 									 IndexBuildCallback cb, void *cbstate,
-									 void (*put) (void *state, const void *item));
+									 void (*put) (void *state, const void *item),
+									 Size (*import) (void *state, BufFile *file),
+									 void (*presort) (void *state));
 extern bool am_build_parallel_has_image(AmParallelBuild *pb);
 extern void am_build_parallel_image_sink(void *arg, const char *hdr, Size hlen,
 										 const char *data, Size dlen);

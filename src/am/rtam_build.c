@@ -29,7 +29,26 @@ load(HiIndex *idx, void *spool, void *arg)
 	rt_bulk_load(idx, (RtBuild *) spool);
 }
 
-static const AmBuildOps rt_build_ops = {
+static void
+export(void *spool, BufFile *file)
+{
+	rt_build_export((RtBuild *) spool, file);
+}
+
+static Size
+import(void *spool, BufFile *file)
+{
+	return rt_build_import((RtBuild *) spool, file);
+}
+
+static void
+presort(void *spool)
+{
+	rt_build_presort((RtBuild *) spool);
+}
+
+/* also a parallel worker's collector (am_build_parallel.c) */
+const AmBuildOps rtam_build_ops = {
 	.layout = {
 		.size = sizeof(RtLeafEntry),
 		.box_offset = offsetof(RtLeafEntry, box),
@@ -39,14 +58,17 @@ static const AmBuildOps rt_build_ops = {
 	.report_load = false,
 	.begin = begin,
 	.put = put,
-	.load = load
+	.load = load,
+	.export = export,
+	.import = import,
+	.presort = presort
 };
 
 /* CREATE INDEX: am_build.c reads the heap, rt_bulk_load packs the tree */
 IndexBuildResult *
 rtam_build(Relation heap, Relation index, IndexInfo *info)
 {
-	return am_build(heap, index, info, &rt_build_ops, NULL);
+	return am_build(heap, index, info, &rtam_build_ops, NULL);
 }
 
 bool

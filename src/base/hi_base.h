@@ -21,6 +21,7 @@
 
 #include "access/xact.h"
 #include "port/atomics.h"
+#include "storage/buffile.h"
 #include "storage/lwlock.h"
 #include "storage/spin.h"
 #include "utils/dsa.h"
@@ -367,6 +368,9 @@ extern void hi_runsort_put(HiRunSort *s, const void *rec);
 extern Size hi_runsort_count(const HiRunSort *s);
 extern void hi_runsort_sort(HiRunSort *s);
 extern bool hi_runsort_get(HiRunSort *s, void *rec);
+extern void hi_runsort_presort(HiRunSort *s);
+extern void hi_runsort_add_run(HiRunSort *s, BufFile *file, Size n);
+extern Size hi_runsort_write_sorted(HiRunSort *s, BufFile *file);
 extern void hi_runsort_end(HiRunSort *s);
 
 /* ---- stable radix sort of (uint64, uint32) pairs (base/hi_radix.c) ---- */

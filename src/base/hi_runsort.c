@@ -18,7 +18,10 @@
  * Ties keep their order of arrival: runs are cut in arrival order and the
  * merge breaks ties by run, so the result is the one a single in-memory
  * sort of all records gives, and a build makes the same tree whether it
- * spilled or not.
+ * spilled or not.  A run sorted elsewhere can join the merge too
+ * (hi_runsort_add_run): a parallel build's worker sorts its own entries
+ * (hi_runsort_write_sorted) and the leader merges them with its own; its
+ * ties then go by the order the runs came in.
  *
  * Memory: at most budget bytes for the array and its sort (recsize + 24
  * bytes per record), the order of the last array (4 bytes per record)
@@ -44,6 +47,8 @@
 typedef struct HiRun
 {
 	BufFile    *file;
+	int			fileno;			/* where the run begins in file */
+	off_t		offset;
 	Size		left;			/* records not yet read into buf */
 	char	   *buf;			/* a batch of the run's records */
 	int			nbuf;
@@ -61,6 +66,7 @@ struct HiRunSort
 	Size		n;				/* records in arr */
 	Size		total;			/* records put */
 	uint32	   *order;			/* arr's positions in key order, once sorted */
+	uint64	   *okey;			/* their keys, while the array is merged */
 	Size		pos;			/* the next of order to read */
 	int			batch;			/* records per RUNSORT_IO */
 	HiRun	   *runs;
@@ -71,6 +77,7 @@ struct HiRunSort
 	uint64	   *headkey;		/* per source */
 	int			nheap;
 	bool		sorted;
+	bool		presorted;		/* the array is sorted; runs may still come */
 };
 
 HiRunSort *
@@ -89,9 +96,12 @@ hi_runsort_begin(Size recsize, Size budget, Size expect, HiRunKeyFn key, void *a
 	return s;
 }
 
-/* Sort the array by key, ties in arrival order; the order replaces it */
+/*
+ * Sort the array by key, ties in arrival order; the order replaces it.
+ * keep_keys: keep the sorted keys too (a merge reads them).
+ */
 static void
-sort_array(HiRunSort *s)
+sort_array(HiRunSort *s, bool keep_keys)
 {
 	Size		n = Max(s->n, 1);
 	uint64	   *key = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
@@ -111,14 +121,21 @@ sort_array(HiRunSort *s)
 	{
 		s->order = tmpval;
 		pfree(val);
+		s->okey = tmpkey;
+		pfree(key);
 	}
 	else
 	{
 		s->order = val;
 		pfree(tmpval);
+		s->okey = key;
+		pfree(tmpkey);
 	}
-	pfree(key);
-	pfree(tmpkey);
+	if (!keep_keys)
+	{
+		pfree(s->okey);
+		s->okey = NULL;
+	}
 	s->pos = 0;
 }
 
@@ -143,6 +160,22 @@ array_at(HiRunSort *s, Size i)
 	return s->arr + s->recsize * s->order[i];
 }
 
+static HiRun *
+new_run(HiRunSort *s)
+{
+	HiRun	   *r;
+
+	if (s->nruns == s->maxruns)
+	{
+		s->maxruns = Max(8, s->maxruns * 2);
+		s->runs = s->runs == NULL ? palloc(sizeof(HiRun) * s->maxruns) :
+			repalloc(s->runs, sizeof(HiRun) * s->maxruns);
+	}
+	r = &s->runs[s->nruns++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
 /* The full array becomes a run: sorted, written in order, emptied */
 static void
 write_run(HiRunSort *s)
@@ -152,15 +185,8 @@ write_run(HiRunSort *s)
 	int			k = 0;
 	Size		i;
 
-	sort_array(s);
-	if (s->nruns == s->maxruns)
-	{
-		s->maxruns = Max(8, s->maxruns * 2);
-		s->runs = s->runs == NULL ? palloc(sizeof(HiRun) * s->maxruns) :
-			repalloc(s->runs, sizeof(HiRun) * s->maxruns);
-	}
-	r = &s->runs[s->nruns++];
-	memset(r, 0, sizeof(*r));
+	sort_array(s, false);
+	r = new_run(s);
 	r->file = BufFileCreateTemp(false);
 	r->left = s->n;
 	for (i = 0; i < s->n; i++)
@@ -184,7 +210,7 @@ write_run(HiRunSort *s)
 void
 hi_runsort_put(HiRunSort *s, const void *rec)
 {
-	Assert(!s->sorted);
+	Assert(!s->sorted && !s->presorted);
 	if (s->n == s->alloc)
 	{
 		if (s->alloc < s->maxn)
@@ -229,8 +255,20 @@ static inline const char *
 head(HiRunSort *s, int src)
 {
 	if (src == s->nruns)
-		return s->arr + s->recsize * s->order[s->pos];
+		return array_at(s, s->pos);
 	return s->runs[src].buf + s->runs[src].pos * s->recsize;
+}
+
+/*
+ * The key of a source's head: the array's from its sorted keys (its
+ * records are scattered over memory; the key would wait for each)
+ */
+static inline uint64
+head_key(HiRunSort *s, int src)
+{
+	if (src == s->nruns)
+		return s->okey[s->pos];
+	return s->key(head(s, src), s->arg);
 }
 
 /* does source a's head come before b's (ties: the earlier source)? */
@@ -272,7 +310,13 @@ hi_runsort_sort(HiRunSort *s)
 	int			i;
 
 	Assert(!s->sorted);
-	sort_array(s);
+	if (!s->presorted)
+		sort_array(s, s->nruns > 0);
+	else if (s->nruns == 0 && s->okey != NULL)
+	{
+		pfree(s->okey);
+		s->okey = NULL;
+	}
 	s->sorted = true;
 	if (s->nruns == 0)
 		return;
@@ -284,20 +328,20 @@ hi_runsort_sort(HiRunSort *s)
 	{
 		HiRun	   *r = &s->runs[i];
 
-		if (BufFileSeek(r->file, 0, 0, SEEK_SET) != 0)
+		if (BufFileSeek(r->file, r->fileno, r->offset, SEEK_SET) != 0)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not rewind a temporary file of a sort: %m")));
 		r->buf = palloc(s->batch * s->recsize);
 		if (run_fill(s, r))
 		{
-			s->headkey[i] = s->key(head(s, i), s->arg);
+			s->headkey[i] = head_key(s, i);
 			s->heap[s->nheap++] = i;
 		}
 	}
 	if (s->n > 0)
 	{
-		s->headkey[s->nruns] = s->key(head(s, s->nruns), s->arg);
+		s->headkey[s->nruns] = head_key(s, s->nruns);
 		s->heap[s->nheap++] = s->nruns;
 	}
 	for (i = s->nheap / 2 - 1; i >= 0; i--)
@@ -333,11 +377,65 @@ hi_runsort_get(HiRunSort *s, void *rec)
 		more = ++r->pos < r->nbuf || run_fill(s, r);
 	}
 	if (more)
-		s->headkey[src] = s->key(head(s, src), s->arg);
+		s->headkey[src] = head_key(s, src);
 	else
 		s->heap[0] = s->heap[--s->nheap];
 	sift_down(s, 0);
 	return true;
+}
+
+/*
+ * n records in key order, from file's current position on, join the merge
+ * as a run (before s is sorted); s closes file at its end.
+ */
+void
+hi_runsort_add_run(HiRunSort *s, BufFile *file, Size n)
+{
+	HiRun	   *r;
+
+	Assert(!s->sorted);
+	r = new_run(s);
+	r->file = file;
+	BufFileTell(file, &r->fileno, &r->offset);
+	r->left = n;
+	s->total += n;
+}
+
+/*
+ * No more records will be put: sort the array now, while waiting for runs
+ * sorted elsewhere (hi_runsort_add_run) that are still being made.
+ */
+void
+hi_runsort_presort(HiRunSort *s)
+{
+	Assert(!s->sorted && !s->presorted);
+	sort_array(s, true);
+	s->presorted = true;
+}
+
+/* Sort s and write every record, in order, to file; returns how many */
+Size
+hi_runsort_write_sorted(HiRunSort *s, BufFile *file)
+{
+	char	   *out = palloc(RUNSORT_IO);
+	int			k = 0;
+	Size		n = 0;
+
+	hi_runsort_sort(s);
+	while (hi_runsort_get(s, out + k * s->recsize))
+	{
+		n++;
+		if (++k == s->batch)
+		{
+			BufFileWrite(file, out, k * s->recsize);
+			k = 0;
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	if (k > 0)
+		BufFileWrite(file, out, k * s->recsize);
+	pfree(out);
+	return n;
 }
 
 void
@@ -359,6 +457,8 @@ hi_runsort_end(HiRunSort *s)
 		pfree(s->headkey);
 	if (s->order != NULL)
 		pfree(s->order);
+	if (s->okey != NULL)
+		pfree(s->okey);
 	pfree(s->arr);
 	pfree(s);
 }

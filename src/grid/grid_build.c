@@ -41,9 +41,9 @@
  * a node's subtree is nodes [i, i + size), its leaves (buckets-to-be) in
  * the order the build visits them.  The set is cut once, in place; the
  * root level then reads the tree to decide where sub-directories begin.
- * Until commit 2 of session 18 every try of a sub-directory partitioned a
- * copy of its set, and a try that did not fit was thrown away and redone
- * below: a third of the cutting of a 5M-point build.
+ * (Each try of a sub-directory used to partition a copy of its set, and a
+ * try that did not fit was thrown away and redone one level down: a third
+ * of the cutting of a 5M-point build.)
  */
 typedef struct KdNode
 {

@@ -261,6 +261,9 @@ extern void rt_spool_put(RtSpool *s, const void *e);
 extern Size rt_spool_count(const RtSpool *s);
 extern void rt_spool_sort(RtSpool *s);
 extern void rt_spool_get(RtSpool *s, void *e);
+extern Size rt_spool_write_sorted(RtSpool *s, BufFile *file);
+extern void rt_spool_presort(RtSpool *s);
+extern void rt_spool_add_sorted(RtSpool *s, BufFile *file, Size n);
 extern void rt_spool_end(RtSpool *s);
 
 /* rtree_build.c: CREATE INDEX collects the heap's entries, then packs */
@@ -268,6 +271,9 @@ typedef struct RtBuild RtBuild;
 
 extern RtBuild *rt_build_begin(Size budget);
 extern void rt_build_put(RtBuild *b, const RtLeafEntry *e);
+extern void rt_build_export(RtBuild *b, BufFile *file);
+extern void rt_build_presort(RtBuild *b);
+extern Size rt_build_import(RtBuild *b, BufFile *file);
 extern void rt_bulk_load(HiIndex *idx, RtBuild *b);
 
 /* rtree_search.c */

@@ -34,6 +34,7 @@
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/buffile.h"
 
 #include "base/hi_base.h"
 #include "cache/page_cache.h"
@@ -130,6 +131,65 @@ rt_build_put(RtBuild *b, const RtLeafEntry *e)
 		rt_spool_put(b->leaves, e);
 	else
 		hi_list_put(b->nulls, e);
+}
+
+/*
+ * A parallel build's worker hands its entries to the leader's build in one
+ * temporary file (b is consumed): the count of its NULL and EMPTY entries,
+ * those entries, then its boxes sorted by centre x.  rt_build_import makes
+ * the sorted part a run of the leader's leaf spool, so each worker sorts
+ * its share of the leaf level's x order and the leader merges.
+ */
+void
+rt_build_export(RtBuild *b, BufFile *file)
+{
+	uint64		nnulls = hi_list_count(b->nulls);
+	RtLeafEntry e;
+
+	BufFileWrite(file, &nnulls, sizeof(nnulls));
+	hi_list_rewind(b->nulls);
+	while (hi_list_next(b->nulls, &e))
+		BufFileWrite(file, &e, sizeof(e));
+	hi_list_end(b->nulls);
+	(void) rt_spool_write_sorted(b->leaves, file);
+	rt_spool_end(b->leaves);
+	pfree(b);
+}
+
+/* The leader's own entries are in: sort them while the workers export */
+void
+rt_build_presort(RtBuild *b)
+{
+	rt_spool_presort(b->leaves);
+}
+
+/* The leader's side: b owns file from here on; returns the entries in it */
+Size
+rt_build_import(RtBuild *b, BufFile *file)
+{
+	int64		size = BufFileSize(file);
+	uint64		nnulls;
+	uint64		i;
+	int64		rest;
+	RtLeafEntry e;
+
+	if (BufFileRead(file, &nnulls, sizeof(nnulls)) != sizeof(nnulls))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read the entries of a parallel worker: %m")));
+	for (i = 0; i < nnulls; i++)
+	{
+		if (BufFileRead(file, &e, sizeof(e)) != sizeof(e))
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not read the entries of a parallel worker: %m")));
+		hi_list_put(b->nulls, &e);
+	}
+	rest = size - (int64) sizeof(nnulls) - (int64) (nnulls * sizeof(e));
+	if (rest < 0 || rest % sizeof(e) != 0)
+		elog(ERROR, "the entries of a parallel worker of an R-tree build have a bad size");
+	rt_spool_add_sorted(b->leaves, file, (Size) (rest / sizeof(e)));
+	return (Size) nnulls + (Size) (rest / sizeof(e));
 }
 
 /* NULL and EMPTY entries go to the null list, in their own pages */

@@ -75,6 +75,27 @@ rt_spool_get(RtSpool *s, void *e)
 		elog(ERROR, "R-tree bulk load read past the end of its spool");
 }
 
+/* Sort s and write its entries, in order, to file (a parallel worker's) */
+Size
+rt_spool_write_sorted(RtSpool *s, BufFile *file)
+{
+	return hi_runsort_write_sorted(s->sort, file);
+}
+
+/* no more entries will be put (runs may still be added): sort them now */
+void
+rt_spool_presort(RtSpool *s)
+{
+	hi_runsort_presort(s->sort);
+}
+
+/* n entries already in s's order, from file's position on, join s */
+void
+rt_spool_add_sorted(RtSpool *s, BufFile *file, Size n)
+{
+	hi_runsort_add_run(s->sort, file, n);
+}
+
 void
 rt_spool_end(RtSpool *s)
 {
