@@ -58,10 +58,10 @@ put_item(void *state, const void *item)
 
 /* A worker's collected entries to the collector */
 static Size
-import_items(void *state, BufFile *file)
+import_items(void *state, BufFile *file, const char *name)
 {
 	AmBuildState *bs = (AmBuildState *) state;
-	Size		n = bs->ops->import(bs->spool, file);
+	Size		n = bs->ops->import(bs->spool, file, name);
 
 	bs->n += n;
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->n);
@@ -134,6 +134,12 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	if (ops->report_load)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, AM_PHASE_LOAD);
 
+	{
+		HiLoadHelper helper;
+
+		if (ops->set_helper != NULL && am_build_parallel_helper(pb, &helper))
+			ops->set_helper(bs.spool, &helper);
+	}
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
 	/* standbys and restored backups get the new files from WAL */
 	img = hi_wal_image_begin(idx->sh, am_build_parallel_has_image(pb) ?

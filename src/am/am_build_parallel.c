@@ -10,12 +10,15 @@
  *	  collector with export and import (the R-trees') runs in each worker
  *	  too and writes the file itself: the R-tree workers sort their entries
  *	  by centre x there, and the leader merges the sorted files with its
- *	  own, which halves the sort and the reading the leader's load does.
- *	  The load (STR packing, the grid build) stays in the leader; meanwhile
- *	  the first worker inserts the WAL records of the files the load
- *	  writes, which the leader passes to it through a second queue
- *	  (log/wal_image.c's sink): those records were a quarter of a 5M-point
- *	  parallel build's time.
+ *	  own.  With one worker, a collector with a helper task (the R-trees')
+ *	  shares the load too: the worker, once its part of the scan is
+ *	  exported, waits for a task on a third queue (am_build_parallel_helper
+ *	  gives the leader's load the means), writes its pages itself and
+ *	  streams them into WAL (hi_wal_image_join), then says so.  Otherwise
+ *	  the load (the grid build) stays in the leader, and the first worker
+ *	  inserts the WAL records of the files the load writes, which the
+ *	  leader passes to it through a second queue (log/wal_image.c's sink):
+ *	  those records were a quarter of a 5M-point parallel build's time.
  *
  * PostgreSQL 15 plans parallel builds for btree alone (index_build sets
  * ii_ParallelWorkers only there): the worker count comes from
@@ -42,17 +45,21 @@
 #include "utils/snapmgr.h"
 
 #include "am/am_common.h"
+#include "core/hi_core.h"
 #include "log/redo_log.h"
 
 #define PARALLEL_KEY_BUILD	UINT64CONST(0x4859420000000001)
 #define PARALLEL_KEY_SCAN	UINT64CONST(0x4859420000000002)
 #define PARALLEL_KEY_DONE	UINT64CONST(0x4859420000000003)
 #define PARALLEL_KEY_IMAGE	UINT64CONST(0x4859420000000004)
+#define PARALLEL_KEY_TASK	UINT64CONST(0x4859420000000005)
 
 /* a worker's queue to say its part of the scan is done */
 #define DONE_QUEUE_SIZE		1024
 /* the queue of WAL records from the leader to the first worker */
 #define IMAGE_QUEUE_SIZE	(4 * 1024 * 1024)
+/* the queue of the load's task from the leader to the first worker */
+#define TASK_QUEUE_SIZE		(16 * 1024)
 
 /* collectors a worker can run, by their number in shared memory */
 static const AmBuildOps *const collectors[] = {&rtam_build_ops};
@@ -69,6 +76,7 @@ typedef struct HiParallelBuild
 	slock_t		mutex;
 	double		reltuples;		/* live tuples the workers saw */
 	bool		image;			/* the first worker inserts WAL records */
+	bool		split;			/* the first worker may get a task of the load */
 	SharedFileSet fileset;		/* one file of entries per worker */
 } HiParallelBuild;
 
@@ -83,6 +91,8 @@ struct AmParallelBuild
 	int			participants;	/* workers launched and the leader */
 	shm_mq_handle **done;		/* per worker launched */
 	shm_mq_handle *image;		/* to the first worker, or NULL */
+	shm_mq_handle *task;		/* to the first worker, or NULL */
+	bool		task_sent;
 };
 
 typedef struct WorkerState
@@ -96,6 +106,19 @@ typedef struct WorkerState
 } WorkerState;
 
 PGDLLEXPORT void hi_build_worker_main(dsm_segment *seg, shm_toc *toc);
+
+/* a worker's files of the build's shared file set (arg: HiParallelBuild) */
+static BufFile *
+worker_create(void *arg, const char *name)
+{
+	return BufFileCreateFileSet(&((HiParallelBuild *) arg)->fileset.fs, name);
+}
+
+static BufFile *
+worker_open(void *arg, const char *name)
+{
+	return BufFileOpenFileSet(&((HiParallelBuild *) arg)->fileset.fs, name, O_RDONLY, false);
+}
 
 /* How many workers a build of index on heap gets (0: a serial build) */
 int
@@ -144,8 +167,14 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 	HiParallelBuild *shared;
 	char	   *done;
 	shm_mq	   *imq = NULL;
+	shm_mq	   *tmq = NULL;
+	bool		split = ops->help != NULL && ops->set_helper != NULL &&
+		ops->export != NULL && ops->import != NULL && nworkers == 1;
 	int			i;
 
+	/* with a helper each process logs the pages it writes */
+	if (split)
+		image = false;
 	EnterParallelMode();
 	pcxt = CreateParallelContext("hybrid_index", "hi_build_worker_main", nworkers);
 	/* as btree: a concurrent build sees an MVCC snapshot, others every tuple */
@@ -158,6 +187,11 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 	if (image)
 	{
 		shm_toc_estimate_chunk(&pcxt->estimator, IMAGE_QUEUE_SIZE);
+		shm_toc_estimate_keys(&pcxt->estimator, 1);
+	}
+	if (split)
+	{
+		shm_toc_estimate_chunk(&pcxt->estimator, TASK_QUEUE_SIZE);
 		shm_toc_estimate_keys(&pcxt->estimator, 1);
 	}
 	InitializeParallelDSM(pcxt);
@@ -184,6 +218,7 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 	SpinLockInit(&shared->mutex);
 	shared->reltuples = 0;
 	shared->image = image;
+	shared->split = split && shared->collector >= 0;
 	SharedFileSetInit(&shared->fileset, pcxt->seg);
 	pb->pscan = shm_toc_allocate(pcxt->toc, scan_size);
 	table_parallelscan_initialize(heap, pb->pscan, pb->snapshot);
@@ -200,6 +235,12 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 		shm_mq_set_sender(imq, MyProc);
 		shm_toc_insert(pcxt->toc, PARALLEL_KEY_IMAGE, imq);
 	}
+	if (shared->split)
+	{
+		tmq = shm_mq_create(shm_toc_allocate(pcxt->toc, TASK_QUEUE_SIZE), TASK_QUEUE_SIZE);
+		shm_mq_set_sender(tmq, MyProc);
+		shm_toc_insert(pcxt->toc, PARALLEL_KEY_TASK, tmq);
+	}
 
 	/* with no worker launched the leader takes the whole parallel scan */
 	LaunchParallelWorkers(pcxt);
@@ -213,6 +254,8 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 									pcxt->seg, pcxt->worker[i].bgwhandle);
 	if (imq != NULL && pcxt->nworkers_launched > 0)
 		pb->image = shm_mq_attach(imq, pcxt->seg, pcxt->worker[0].bgwhandle);
+	if (tmq != NULL && pcxt->nworkers_launched > 0)
+		pb->task = shm_mq_attach(tmq, pcxt->seg, pcxt->worker[0].bgwhandle);
 	pb->pcxt = pcxt;
 	pb->shared = shared;
 	pb->layout = layout;
@@ -258,7 +301,7 @@ double
 am_build_parallel_scan(AmParallelBuild *pb, Relation heap, Relation index,
 					   IndexInfo *info, IndexBuildCallback cb, void *cbstate,
 					   void (*put) (void *state, const void *item),
-					   Size (*import) (void *state, BufFile *file),
+					   Size (*import) (void *state, BufFile *file, const char *name),
 					   void (*presort) (void *state))
 {
 	const AmBuildLayout *layout = pb->layout;
@@ -293,7 +336,7 @@ am_build_parallel_scan(AmParallelBuild *pb, Relation heap, Relation index,
 		if (pb->shared->collector >= 0)
 		{
 			/* the leader's collector reads and closes it */
-			(void) import(cbstate, f);
+			(void) import(cbstate, f, name);
 			continue;
 		}
 		while (BufFileRead(f, item, layout->size) == layout->size)
@@ -305,6 +348,61 @@ am_build_parallel_scan(AmParallelBuild *pb, Relation heap, Relation index,
 	}
 	pfree(item);
 	return reltuples;
+}
+
+static BufFile *
+helper_create(void *arg, const char *name)
+{
+	AmParallelBuild *pb = (AmParallelBuild *) arg;
+
+	return BufFileCreateFileSet(&pb->shared->fileset.fs, name);
+}
+
+static BufFile *
+helper_open(void *arg, const char *name)
+{
+	AmParallelBuild *pb = (AmParallelBuild *) arg;
+
+	return BufFileOpenFileSet(&pb->shared->fileset.fs, name, O_RDONLY, false);
+}
+
+static void
+helper_start(void *arg, const void *task, Size len)
+{
+	AmParallelBuild *pb = (AmParallelBuild *) arg;
+
+	if (shm_mq_send(pb->task, len, task, false, true) != SHM_MQ_SUCCESS)
+		worker_lost(pb);
+	pb->task_sent = true;
+}
+
+/* the worker says it did the task (tree_lock may be held: waits on a queue) */
+static void
+helper_finish(void *arg)
+{
+	AmParallelBuild *pb = (AmParallelBuild *) arg;
+	Size		len;
+	void	   *data;
+
+	if (shm_mq_receive(pb->done[0], &len, &data, false) != SHM_MQ_SUCCESS)
+		worker_lost(pb);
+}
+
+/*
+ * Can a worker take part of the load?  If so, helper gets the means: the
+ * build's shared file set, and the task queue to the first worker.
+ */
+bool
+am_build_parallel_helper(AmParallelBuild *pb, HiLoadHelper *helper)
+{
+	if (pb == NULL || pb->task == NULL)
+		return false;
+	helper->files.arg = pb;
+	helper->files.create = helper_create;
+	helper->files.open = helper_open;
+	helper->start = helper_start;
+	helper->finish = helper_finish;
+	return true;
 }
 
 /* Is a worker there to insert the load's WAL records? */
@@ -353,6 +451,9 @@ am_build_parallel_image_done(AmParallelBuild *pb)
 void
 am_build_parallel_end(AmParallelBuild *pb)
 {
+	/* a worker still waiting for a task goes */
+	if (pb->task != NULL)
+		shm_mq_detach(pb->task);
 	WaitForParallelWorkersToFinish(pb->pcxt);
 	if (IsMVCCSnapshot(pb->snapshot))
 		UnregisterSnapshot(pb->snapshot);
@@ -407,6 +508,38 @@ hi_build_worker_main(dsm_segment *seg, shm_toc *toc)
 		shm_mq_set_sender(mq, MyProc);
 		done = shm_mq_attach(mq, seg, NULL);
 		(void) shm_mq_send(done, 1, "s", false, true);
+	}
+
+	/* the first worker may get a part of the load to do */
+	if (shared->split && ParallelWorkerNumber == 0)
+	{
+		shm_mq	   *mq = shm_toc_lookup(toc, PARALLEL_KEY_TASK, false);
+		shm_mq_handle *h;
+		Size		len;
+		void	   *data;
+
+		shm_mq_set_receiver(mq, MyProc);
+		h = shm_mq_attach(mq, seg, NULL);
+		if (shm_mq_receive(h, &len, &data, false) == SHM_MQ_SUCCESS)
+		{
+			HiIndex    *idx = hi_am_open(index);
+			HiWalImage *img = hi_wal_image_join(idx->sh);
+			HiLoadFiles files = {shared, worker_create, worker_open};
+
+			PG_TRY();
+			{
+				ws.ops->help(idx, data, len, &files);
+			}
+			PG_CATCH();
+			{
+				hi_wal_image_abandon(img);
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
+			hi_wal_image_leave(img);
+			(void) shm_mq_send(done, 1, "p", false, true);
+		}
+		shm_mq_detach(h);
 	}
 
 	/* the first worker inserts the load's WAL records until the leader is done */

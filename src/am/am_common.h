@@ -78,10 +78,13 @@ typedef struct AmBuildLayout
  * Optional, for parallel builds (am_build_parallel.c lists the collectors
  * that have them): each worker makes a collector of its own with begin
  * (arg NULL) and put, and export writes its entries to a temporary file
- * that import hands to the leader's collector (returning how many), after
- * presort (optional) told it that its own entries are all in.  The
- * collector can then do part of its work in the workers (the R-trees sort
- * their entries there).  Without them workers pass raw entries to put.
+ * that import (given the file's name) hands to the leader's collector
+ * (returning how many), after presort (optional) told it that its own
+ * entries are all in.  The collector can then do part of its work in the
+ * workers (the R-trees sort their entries there).  Without them workers
+ * pass raw entries to put.  With set_helper and help, one worker also
+ * takes a part of the load: set_helper gives the leader's collector the
+ * helper before load, and the load's task runs in the worker through help.
  */
 typedef struct AmBuildOps
 {
@@ -91,8 +94,10 @@ typedef struct AmBuildOps
 	void		(*put) (void *spool, const void *entry);
 	void		(*load) (HiIndex *idx, void *spool, void *arg);
 	void		(*export) (void *spool, BufFile *file);
-	Size		(*import) (void *spool, BufFile *file);
+	Size		(*import) (void *spool, BufFile *file, const char *name);
 	void		(*presort) (void *spool);
+	void		(*set_helper) (void *spool, const HiLoadHelper *helper);
+	void		(*help) (HiIndex *idx, const void *task, Size len, const HiLoadFiles *files);
 } AmBuildOps;
 
 extern IndexBuildResult *am_build(Relation heap, Relation index, IndexInfo *info,
@@ -115,8 +120,10 @@ extern double am_build_parallel_scan(AmParallelBuild *pb, Relation heap,
 									 Relation index, IndexInfo *info,
 									 IndexBuildCallback cb, void *cbstate,
 									 void (*put) (void *state, const void *item),
-									 Size (*import) (void *state, BufFile *file),
+									 Size (*import) (void *state, BufFile *file,
+													 const char *name),
 									 void (*presort) (void *state));
+extern bool am_build_parallel_helper(AmParallelBuild *pb, HiLoadHelper *helper);
 extern bool am_build_parallel_has_image(AmParallelBuild *pb);
 extern void am_build_parallel_image_sink(void *arg, const char *hdr, Size hlen,
 										 const char *data, Size dlen);

@@ -36,9 +36,15 @@ export(void *spool, BufFile *file)
 }
 
 static Size
-import(void *spool, BufFile *file)
+import(void *spool, BufFile *file, const char *name)
 {
-	return rt_build_import((RtBuild *) spool, file);
+	return rt_build_import((RtBuild *) spool, file, name);
+}
+
+static void
+set_helper(void *spool, const HiLoadHelper *helper)
+{
+	rt_build_set_helper((RtBuild *) spool, helper);
 }
 
 static void
@@ -61,7 +67,9 @@ const AmBuildOps rtam_build_ops = {
 	.load = load,
 	.export = export,
 	.import = import,
-	.presort = presort
+	.presort = presort,
+	.set_helper = set_helper,
+	.help = rt_bulk_help
 };
 
 /* CREATE INDEX: am_build.c reads the heap, rt_bulk_load packs the tree */

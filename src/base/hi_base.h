@@ -373,6 +373,27 @@ extern void hi_runsort_add_run(HiRunSort *s, BufFile *file, Size n);
 extern Size hi_runsort_write_sorted(HiRunSort *s, BufFile *file);
 extern void hi_runsort_end(HiRunSort *s);
 
+/* ---- a bulk load's helper: another process of a parallel build ----
+ * The AM layer (am_build_parallel.c) implements it; a core's load hands
+ * part of its work to the helper through it.  Files are shared temporary
+ * files, opened by name in either process.
+ */
+typedef struct HiLoadFiles
+{
+	void	   *arg;
+	BufFile    *(*create) (void *arg, const char *name);
+	BufFile    *(*open) (void *arg, const char *name);
+} HiLoadFiles;
+
+typedef struct HiLoadHelper
+{
+	HiLoadFiles files;
+	/* the helper starts on task (len bytes in the core's own format) */
+	void		(*start) (void *arg, const void *task, Size len);
+	/* wait until the helper is done with its task */
+	void		(*finish) (void *arg);
+} HiLoadHelper;
+
 /* ---- stable radix sort of (uint64, uint32) pairs (base/hi_radix.c) ---- */
 extern uint64 hi_radix_key_double(double v);
 extern bool hi_radix_sort(uint64 *key, uint32 *val, Size n, uint64 *tmpkey,

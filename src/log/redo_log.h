@@ -64,6 +64,8 @@ extern void hi_wal_image_written(void *arg, int tier, uint64 offset,
 								 const char *data, uint32 len);
 extern void hi_wal_image_truncated(void *arg, int tier, uint64 len);
 extern void hi_wal_image_finish(HiWalImage *img);
+extern HiWalImage *hi_wal_image_join(HiIndexShared *sh);
+extern void hi_wal_image_leave(HiWalImage *img);
 extern void hi_wal_image_abandon(HiWalImage *img);
 extern void hi_wal_image_insert(const char *rec, Size len);
 extern void hi_wal_log_image_map(HiIndexShared *sh);

@@ -129,6 +129,43 @@ hi_wal_image_begin(HiIndexShared *sh, HiWalImageSink sink, void *arg)
 	return img;
 }
 
+/*
+ * A helper process of a parallel build writes part of sh's tier files:
+ * stream its writes too (NULL if sh is not logged).  The leader's
+ * hi_wal_image_begin logged FIRST before the helper started; the leader
+ * logs LAST once the helper is done (hi_wal_image_leave).
+ */
+HiWalImage *
+hi_wal_image_join(HiIndexShared *sh)
+{
+	HiWalImage *img;
+
+	if (!hi_wal_logged(sh))
+		return NULL;
+	img = palloc0(sizeof(HiWalImage));
+	img->sh = sh;
+	img->tier = -1;
+	img->buf = palloc(HI_IMAGE_CHUNK);
+	{
+		HiFileWatch watch = {hi_wal_image_written, hi_wal_image_truncated, img};
+
+		hi_files_watch(sh, &watch);
+	}
+	return img;
+}
+
+/* The helper's part is written: its last chunk (NULL: nothing joined) */
+void
+hi_wal_image_leave(HiWalImage *img)
+{
+	if (img == NULL)
+		return;
+	hi_files_watch(NULL, NULL);
+	flush_pending(img);
+	pfree(img->buf);
+	pfree(img);
+}
+
 /* A write of the build (HiFileWatch.written; arg is the HiWalImage) */
 void
 hi_wal_image_written(void *arg, int tier, uint64 offset, const char *data, uint32 len)

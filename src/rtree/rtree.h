@@ -261,6 +261,7 @@ extern void rt_spool_put(RtSpool *s, const void *e);
 extern Size rt_spool_count(const RtSpool *s);
 extern void rt_spool_sort(RtSpool *s);
 extern void rt_spool_get(RtSpool *s, void *e);
+extern uint64 rt_spool_key(const void *e, int dim);
 extern Size rt_spool_write_sorted(RtSpool *s, BufFile *file);
 extern void rt_spool_presort(RtSpool *s);
 extern void rt_spool_add_sorted(RtSpool *s, BufFile *file, Size n);
@@ -273,7 +274,9 @@ extern RtBuild *rt_build_begin(Size budget);
 extern void rt_build_put(RtBuild *b, const RtLeafEntry *e);
 extern void rt_build_export(RtBuild *b, BufFile *file);
 extern void rt_build_presort(RtBuild *b);
-extern Size rt_build_import(RtBuild *b, BufFile *file);
+extern Size rt_build_import(RtBuild *b, BufFile *file, const char *name);
+extern void rt_build_set_helper(RtBuild *b, const HiLoadHelper *helper);
+extern void rt_bulk_help(HiIndex *idx, const void *task, Size len, const HiLoadFiles *files);
 extern void rt_bulk_load(HiIndex *idx, RtBuild *b);
 
 /* rtree_search.c */

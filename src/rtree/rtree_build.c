@@ -53,6 +53,8 @@ typedef struct PageWriter
 	int			max;
 	int			n;
 	uint64		written;
+	bool		fixed;			/* numbers from next (a helper's range) */
+	uint32		next;
 } PageWriter;
 
 static void
@@ -68,6 +70,8 @@ writer_init(PageWriter *w, HiIndex *idx)
 			(Size) w->n * w->idx->page_size;
 	w->n = 0;
 	w->written = 0;
+	w->fixed = false;
+	w->next = 0;
 }
 
 static void
@@ -97,7 +101,7 @@ writer_page(PageWriter *w, uint16 level, uint16 flags, uint32 *pageno)
 		writer_flush(w);
 	page = w->pages[w->n++];
 	memset(page, 0, w->idx->page_size);
-	*pageno = w->idx->sh->meta.npages++;
+	*pageno = w->fixed ? w->next++ : w->idx->sh->meta.npages++;
 	rt_page_init(page, *pageno, level, flags);
 	return page;
 }
@@ -105,12 +109,48 @@ writer_page(PageWriter *w, uint16 level, uint16 flags, uint32 *pageno)
 /* NULL and EMPTY entries kept in memory before they go to a temporary file */
 #define RT_NULLS_MEM		(64 * 1024)
 
+/* A worker's sorted entries (rt_build_import), kept apart for a split */
+typedef struct RtPart
+{
+	BufFile    *file;
+	char		name[MAXPGPATH];
+	int			fileno;			/* where its sorted leaves begin */
+	off_t		offset;
+	Size		n;
+} RtPart;
+
 struct RtBuild
 {
 	Size		budget;
 	RtSpool    *leaves;
 	HiSpillList *nulls;
+	RtPart		part;			/* file NULL: none */
+	HiLoadHelper helper;		/* start NULL: none */
 };
+
+/*
+ * The leaf level split between the leader and a helper process: the
+ * helper packs the first slices, from the first a_n entries of the
+ * leader's sorted file and the first b_n of the worker's, into pages
+ * numbered from first_page, and writes the internal entries of those pages
+ * to RT_SPLIT_UP.
+ */
+typedef struct RtSplitTask
+{
+	char		a_name[MAXPGPATH];
+	char		b_name[MAXPGPATH];
+	int32		b_fileno;
+	uint64		b_offset;
+	uint64		a_n;
+	uint64		b_n;
+	uint64		per_slice;
+	uint64		budget;
+	uint32		cap;
+	uint32		first_page;
+} RtSplitTask;
+
+#define RT_SPLIT_A	"hybrid_index_build_sorted"
+#define RT_SPLIT_UP "hybrid_index_build_up"
 
 RtBuild *
 rt_build_begin(Size budget)
@@ -120,6 +160,8 @@ rt_build_begin(Size budget)
 	b->budget = budget;
 	b->leaves = rt_spool_begin(sizeof(RtLeafEntry), 0, budget, 1024);
 	b->nulls = hi_list_begin(sizeof(RtLeafEntry), RT_NULLS_MEM);
+	memset(&b->part, 0, sizeof(b->part));
+	memset(&b->helper, 0, sizeof(b->helper));
 	return b;
 }
 
@@ -163,9 +205,13 @@ rt_build_presort(RtBuild *b)
 	rt_spool_presort(b->leaves);
 }
 
-/* The leader's side: b owns file from here on; returns the entries in it */
+/*
+ * The leader's side: b owns file (name, in the build's shared file set)
+ * from here on; returns the entries in it.  The first worker's sorted
+ * leaves are kept apart: with a helper the leaf level may be split.
+ */
 Size
-rt_build_import(RtBuild *b, BufFile *file)
+rt_build_import(RtBuild *b, BufFile *file, const char *name)
 {
 	int64		size = BufFileSize(file);
 	uint64		nnulls;
@@ -188,8 +234,23 @@ rt_build_import(RtBuild *b, BufFile *file)
 	rest = size - (int64) sizeof(nnulls) - (int64) (nnulls * sizeof(e));
 	if (rest < 0 || rest % sizeof(e) != 0)
 		elog(ERROR, "the entries of a parallel worker of an R-tree build have a bad size");
-	rt_spool_add_sorted(b->leaves, file, (Size) (rest / sizeof(e)));
+	if (b->part.file == NULL)
+	{
+		b->part.file = file;
+		strlcpy(b->part.name, name, sizeof(b->part.name));
+		BufFileTell(file, &b->part.fileno, &b->part.offset);
+		b->part.n = (Size) (rest / sizeof(e));
+	}
+	else
+		rt_spool_add_sorted(b->leaves, file, (Size) (rest / sizeof(e)));
 	return (Size) nnulls + (Size) (rest / sizeof(e));
+}
+
+/* A process that can pack part of the leaf level (rt_bulk_help) */
+void
+rt_build_set_helper(RtBuild *b, const HiLoadHelper *helper)
+{
+	b->helper = *helper;
 }
 
 /* NULL and EMPTY entries go to the null list, in their own pages */
@@ -227,23 +288,28 @@ write_nulls(PageWriter *w, HiSpillList *nulls)
 	}
 }
 
-/*
- * Pack the n entries of size esz of spool in (sorted here, STR order) into
- * pages of the given level; returns the spool of the internal entries
- * pointing at the new pages.  done counts the entries packed (progress).
- */
-static RtSpool *
-pack_level(PageWriter *w, RtSpool *in, Size esz, int level, uint32 cap,
-		   Size budget, Size *done)
+/* STR's slice of a level of n entries: entries per slice, a multiple of cap */
+static Size
+slice_size(Size n, uint32 cap)
 {
-	Size		n = rt_spool_count(in);
 	Size		npages = (n + cap - 1) / cap;
 	Size		nslices = (Size) ceil(sqrt((double) npages));
-	Size		per_slice = nslices > 0 ? ((npages + nslices - 1) / nslices) * cap : n;
-	RtSpool    *out = rt_spool_begin(sizeof(RtInternalEntry), 0, budget / 4, npages);
+
+	return nslices > 0 ? ((npages + nslices - 1) / nslices) * cap : n;
+}
+
+/*
+ * Pack the next n entries of size esz of in (sorted by x) into pages of
+ * the given level, in vertical slices of per_slice entries each sorted by
+ * y; the internal entry pointing at each new page goes to out, or to file
+ * upfile.  done (if not NULL) counts the leaf entries packed (progress).
+ */
+static void
+pack_slices(PageWriter *w, RtSpool *in, Size n, Size per_slice, Size esz, int level,
+			uint32 cap, Size budget, RtSpool *out, BufFile *upfile, Size *done)
+{
 	Size		s;
 
-	rt_spool_sort(in);
 	for (s = 0; s < n; s += per_slice)
 	{
 		Size		slice_n = Min(per_slice, n - s);
@@ -277,16 +343,194 @@ pack_level(PageWriter *w, RtSpool *in, Size esz, int level, uint32 cap,
 					hi_box_union(&up.box, b);
 			}
 			RT_PAGE_HDR(page)->nentries = cnt;
-			rt_spool_put(out, &up);
+			if (upfile != NULL)
+				BufFileWrite(upfile, &up, sizeof(up));
+			else
+				rt_spool_put(out, &up);
 		}
 		rt_spool_end(slice);
-		if (level == 0)
+		if (level == 0 && done != NULL)
 		{
 			*done += slice_n;
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, *done);
 		}
 	}
+}
+
+/*
+ * Pack the n entries of size esz of spool in (sorted here, STR order) into
+ * pages of the given level; returns the spool of the internal entries
+ * pointing at the new pages.
+ */
+static RtSpool *
+pack_level(PageWriter *w, RtSpool *in, Size esz, int level, uint32 cap,
+		   Size budget, Size *done)
+{
+	Size		n = rt_spool_count(in);
+	RtSpool    *out = rt_spool_begin(sizeof(RtInternalEntry), 0, budget / 4,
+									 (n + cap - 1) / cap);
+
+	rt_spool_sort(in);
+	pack_slices(w, in, n, slice_size(n, cap), esz, level, cap, budget, out, NULL, done);
 	return out;
+}
+
+/* The centre key of the idx-th leaf entry from (fileno, offset) of file */
+static uint64
+key_at(BufFile *file, int fileno, off_t offset, Size idx)
+{
+	RtLeafEntry e;
+
+	if (BufFileSeek(file, fileno, offset + (off_t) (idx * sizeof(e)), SEEK_SET) != 0 ||
+		BufFileRead(file, &e, sizeof(e)) != sizeof(e))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read the sorted entries of a parallel build: %m")));
+	return rt_spool_key(&e, 0);
+}
+
+/* n sorted leaf entries from entry idx of file (at fileno, offset) join m */
+static void
+add_part(RtSpool *m, BufFile *file, int fileno, off_t offset, Size idx, Size n)
+{
+	if (BufFileSeek(file, fileno, offset + (off_t) (idx * sizeof(RtLeafEntry)), SEEK_SET) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not seek in the sorted entries of a parallel build: %m")));
+	rt_spool_add_sorted(m, file, n);
+}
+
+/*
+ * The leaf level with a helper process: the leader writes its sorted
+ * entries to a shared file; of the merge of that file and the worker's,
+ * the helper packs the first half of the slices (rt_bulk_help) into a
+ * range of page numbers reserved for it while the leader packs the rest.
+ * Both read their entries sequentially from the two files, so the random
+ * gather of the leader's sorted array happens once, and the packing, the
+ * page writes and their WAL records are shared.  Returns the spool of the
+ * leaf pages' internal entries.
+ */
+static RtSpool *
+pack_leaves_split(PageWriter *w, RtBuild *b, uint32 cap, Size *done)
+{
+	const HiLoadFiles *f = &b->helper.files;
+	RtPart	   *p = &b->part;
+	Size		esz = sizeof(RtLeafEntry);
+	BufFile    *a = f->create(f->arg, RT_SPLIT_A);
+	Size		na = rt_spool_write_sorted(b->leaves, a);
+	Size		nb = p->n;
+	Size		n = na + nb;
+	Size		per_slice = slice_size(n, cap);
+	Size		nslices = (n + per_slice - 1) / per_slice;
+	Size		r = (nslices / 2) * per_slice;	/* the helper's entries */
+	Size		i = 0;
+	RtSpool    *out = rt_spool_begin(sizeof(RtInternalEntry), 0, b->budget / 4,
+									 (n + cap - 1) / cap);
+	RtSpool    *m;
+
+	BufFileExportFileSet(a);
+	if (r > 0)
+	{
+		RtSplitTask task;
+		Size		lo = r > nb ? r - nb : 0;
+		Size		hi = Min(r, na);
+
+		/*
+		 * The first r of the merge (ties: a's first) are a[0, i) and
+		 * b[0, r - i) for the smallest i where b[r - i - 1] comes before
+		 * a[i].
+		 */
+		while (lo < hi)
+		{
+			Size		mid = lo + (hi - lo) / 2;
+			Size		j = r - mid;
+
+			if (j == 0 || mid == na ||
+				key_at(p->file, p->fileno, p->offset, j - 1) < key_at(a, 0, 0, mid))
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		i = lo;
+		memset(&task, 0, sizeof(task));
+		strlcpy(task.a_name, RT_SPLIT_A, sizeof(task.a_name));
+		strlcpy(task.b_name, p->name, sizeof(task.b_name));
+		task.b_fileno = p->fileno;
+		task.b_offset = p->offset;
+		task.a_n = i;
+		task.b_n = r - i;
+		task.per_slice = per_slice;
+		task.budget = b->budget;
+		task.cap = cap;
+		task.first_page = w->idx->sh->meta.npages;
+		w->idx->sh->meta.npages += r / cap;
+		b->helper.start(f->arg, &task, sizeof(task));
+		ereport(DEBUG1,
+				(errmsg_internal("hybrid_index: a parallel worker packs %zu of the %zu entries of the leaf level of \"%s\"",
+								 r, n, RelationGetRelationName(w->idx->rel))));
+	}
+
+	/* the leader's slices: the rest of both files, merged */
+	m = rt_spool_begin(esz, 0, b->budget, 64);
+	add_part(m, a, 0, 0, i, na - i);
+	add_part(m, p->file, p->fileno, p->offset, r - i, nb - (r - i));
+	p->file = NULL;				/* m closes it */
+	rt_spool_sort(m);
+	pack_slices(w, m, n - r, per_slice, esz, 0, cap, b->budget, out, NULL, done);
+	rt_spool_end(m);
+
+	if (r > 0)
+	{
+		Size		mine = rt_spool_count(out);
+		BufFile    *up;
+		RtInternalEntry e;
+		size_t		got;
+
+		b->helper.finish(f->arg);
+		up = f->open(f->arg, RT_SPLIT_UP);
+		while ((got = BufFileRead(up, &e, sizeof(e))) == sizeof(e))
+			rt_spool_put(out, &e);
+		BufFileClose(up);
+		if (got != 0 || rt_spool_count(out) - mine != r / cap)
+			elog(ERROR, "the helper of an R-tree build packed %zu pages, not %zu",
+				 rt_spool_count(out) - mine, r / cap);
+		*done += r;
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, *done);
+	}
+	return out;
+}
+
+/*
+ * A helper process's part of a leaf level (pack_leaves_split's task, len
+ * bytes): pack its slices into its pages, write them (the caller streams
+ * them into WAL), and write the internal entries of the pages to
+ * RT_SPLIT_UP.  The index is new and invisible to everyone else; its
+ * builder holds tree_lock and waits for this.
+ */
+void
+rt_bulk_help(HiIndex *idx, const void *taskp, Size len, const HiLoadFiles *f)
+{
+	RtSplitTask t;
+	RtSpool    *m;
+	BufFile    *up;
+	PageWriter	w;
+
+	if (len != sizeof(t))
+		elog(ERROR, "an R-tree build's task has %zu bytes, not %zu", len, sizeof(t));
+	memcpy(&t, taskp, sizeof(t));
+	m = rt_spool_begin(sizeof(RtLeafEntry), 0, t.budget, 64);
+	add_part(m, f->open(f->arg, t.a_name), 0, 0, 0, t.a_n);
+	add_part(m, f->open(f->arg, t.b_name), t.b_fileno, t.b_offset, 0, t.b_n);
+	rt_spool_sort(m);
+	up = f->create(f->arg, RT_SPLIT_UP);
+	writer_init(&w, idx);
+	w.fixed = true;
+	w.next = t.first_page;
+	pack_slices(&w, m, t.a_n + t.b_n, t.per_slice, sizeof(RtLeafEntry), 0, t.cap,
+				t.budget, NULL, up, NULL);
+	writer_flush(&w);
+	rt_spool_end(m);
+	BufFileClose(up);
 }
 
 /*
@@ -300,7 +544,7 @@ rt_bulk_load(HiIndex *idx, RtBuild *b)
 	PageWriter	w;
 	uint32		leafcap = Max(2, rt_leaf_capacity(idx->page_size) * RT_BUILD_FILL_PCT / 100);
 	uint32		intcap = Max(2, rt_internal_capacity(idx->page_size) * RT_BUILD_FILL_PCT / 100);
-	Size		nleaf = rt_spool_count(b->leaves);
+	Size		nleaf = rt_spool_count(b->leaves) + b->part.n;
 	Size		done = 0;
 	RtSpool    *level;
 	RtInternalEntry root;
@@ -314,6 +558,8 @@ rt_bulk_load(HiIndex *idx, RtBuild *b)
 
 	if (nleaf == 0)
 	{
+		if (b->part.file != NULL)
+			BufFileClose(b->part.file);
 		rt_spool_end(b->leaves);
 		pfree(b);
 		writer_flush(&w);
@@ -323,7 +569,14 @@ rt_bulk_load(HiIndex *idx, RtBuild *b)
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, 3);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, 0);
-	level = pack_level(&w, b->leaves, sizeof(RtLeafEntry), 0, leafcap, b->budget, &done);
+	if (b->part.file != NULL && b->helper.start != NULL)
+		level = pack_leaves_split(&w, b, leafcap, &done);
+	else
+	{
+		if (b->part.file != NULL)
+			add_part(b->leaves, b->part.file, b->part.fileno, b->part.offset, 0, b->part.n);
+		level = pack_level(&w, b->leaves, sizeof(RtLeafEntry), 0, leafcap, b->budget, &done);
+	}
 	rt_spool_end(b->leaves);
 	height = 1;
 	while (rt_spool_count(level) > 1)

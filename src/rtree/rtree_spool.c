@@ -37,6 +37,13 @@ centre_key(const void *e, void *arg)
 	return hi_radix_key_double(centre(e, *(const int *) arg));
 }
 
+/* the key entries are sorted by in a spool of dimension dim */
+uint64
+rt_spool_key(const void *e, int dim)
+{
+	return hi_radix_key_double(centre(e, dim));
+}
+
 /* expect: entries the caller expects, to size the array at once */
 RtSpool *
 rt_spool_begin(Size esz, int dim, Size budget, Size expect)
