@@ -92,7 +92,6 @@ struct AmParallelBuild
 	shm_mq_handle **done;		/* per worker launched */
 	shm_mq_handle *image;		/* to the first worker, or NULL */
 	shm_mq_handle *task;		/* to the first worker, or NULL */
-	bool		task_sent;
 };
 
 typedef struct WorkerState
@@ -168,10 +167,14 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 	char	   *done;
 	shm_mq	   *imq = NULL;
 	shm_mq	   *tmq = NULL;
-	bool		split = ops->help != NULL && ops->set_helper != NULL &&
-		ops->export != NULL && ops->import != NULL && nworkers == 1;
+	int			collector = -1;
+	bool		split;
 	int			i;
 
+	for (i = 0; i < lengthof(collectors); i++)
+		if (collectors[i] == ops && ops->export != NULL && ops->import != NULL)
+			collector = i;
+	split = collector >= 0 && ops->help != NULL && ops->set_helper != NULL && nworkers == 1;
 	/* with a helper each process logs the pages it writes */
 	if (split)
 		image = false;
@@ -209,16 +212,13 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 	shared->indexrelid = RelationGetRelid(index);
 	shared->isconcurrent = info->ii_Concurrent;
 	shared->layout = *layout;
-	shared->collector = -1;
-	for (i = 0; i < lengthof(collectors); i++)
-		if (collectors[i] == ops && ops->export != NULL && ops->import != NULL)
-			shared->collector = i;
+	shared->collector = collector;
 	/* as btree: maintenance_work_mem is shared by the participants */
 	shared->budget = (Size) maintenance_work_mem * 1024 / (nworkers + 1);
 	SpinLockInit(&shared->mutex);
 	shared->reltuples = 0;
 	shared->image = image;
-	shared->split = split && shared->collector >= 0;
+	shared->split = split;
 	SharedFileSetInit(&shared->fileset, pcxt->seg);
 	pb->pscan = shm_toc_allocate(pcxt->toc, scan_size);
 	table_parallelscan_initialize(heap, pb->pscan, pb->snapshot);
@@ -373,7 +373,6 @@ helper_start(void *arg, const void *task, Size len)
 
 	if (shm_mq_send(pb->task, len, task, false, true) != SHM_MQ_SUCCESS)
 		worker_lost(pb);
-	pb->task_sent = true;
 }
 
 /* the worker says it did the task (tree_lock may be held: waits on a queue) */

@@ -46,7 +46,8 @@ ensure_ring(int depth)
 	if (rc < 0)
 	{
 		uring_refused = true;
-		ereport(LOG,
+		/* the server's log only: a parallel worker's would reach the client */
+		ereport(LOG_SERVER_ONLY,
 				(errmsg("hybrid_index: io_uring unavailable (%s), falling back to synchronous I/O",
 						strerror(-rc))));
 		return false;
