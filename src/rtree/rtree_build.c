@@ -26,6 +26,13 @@
  * not.  Fixed overhead beyond B: the page writer's io_depth pages, 16 kB
  * per run while runs are merged, and 64 kB of NULL entries before they go
  * to a temporary file.
+ *
+ * In a parallel build each process collects and sorts its own entries
+ * (B is then shared by the participants), and with one worker the leaf
+ * level, most of the load, is split: the slices are independent once the
+ * x order is known, so the worker packs the first half of them into a
+ * range of page numbers reserved for it (pack_leaves_split, rt_bulk_help).
+ * The pages are those of a serial build.
  */
 #include "postgres.h"
 
