@@ -106,15 +106,15 @@ typedef struct WorkerState
 
 PGDLLEXPORT void hi_build_worker_main(dsm_segment *seg, shm_toc *toc);
 
-/* a worker's files of the build's shared file set (arg: HiParallelBuild) */
+/* files of the build's shared file set, in any process (arg: HiParallelBuild) */
 static BufFile *
-worker_create(void *arg, const char *name)
+fileset_create(void *arg, const char *name)
 {
 	return BufFileCreateFileSet(&((HiParallelBuild *) arg)->fileset.fs, name);
 }
 
 static BufFile *
-worker_open(void *arg, const char *name)
+fileset_open(void *arg, const char *name)
 {
 	return BufFileOpenFileSet(&((HiParallelBuild *) arg)->fileset.fs, name, O_RDONLY, false);
 }
@@ -350,22 +350,6 @@ am_build_parallel_scan(AmParallelBuild *pb, Relation heap, Relation index,
 	return reltuples;
 }
 
-static BufFile *
-helper_create(void *arg, const char *name)
-{
-	AmParallelBuild *pb = (AmParallelBuild *) arg;
-
-	return BufFileCreateFileSet(&pb->shared->fileset.fs, name);
-}
-
-static BufFile *
-helper_open(void *arg, const char *name)
-{
-	AmParallelBuild *pb = (AmParallelBuild *) arg;
-
-	return BufFileOpenFileSet(&pb->shared->fileset.fs, name, O_RDONLY, false);
-}
-
 static void
 helper_start(void *arg, const void *task, Size len)
 {
@@ -396,9 +380,10 @@ am_build_parallel_helper(AmParallelBuild *pb, HiLoadHelper *helper)
 {
 	if (pb == NULL || pb->task == NULL)
 		return false;
-	helper->files.arg = pb;
-	helper->files.create = helper_create;
-	helper->files.open = helper_open;
+	helper->files.arg = pb->shared;
+	helper->files.create = fileset_create;
+	helper->files.open = fileset_open;
+	helper->arg = pb;
 	helper->start = helper_start;
 	helper->finish = helper_finish;
 	return true;
@@ -523,7 +508,7 @@ hi_build_worker_main(dsm_segment *seg, shm_toc *toc)
 		{
 			HiIndex    *idx = hi_am_open(index);
 			HiWalImage *img = hi_wal_image_join(idx->sh);
-			HiLoadFiles files = {shared, worker_create, worker_open};
+			HiLoadFiles files = {shared, fileset_create, fileset_open};
 
 			PG_TRY();
 			{

@@ -388,6 +388,7 @@ typedef struct HiLoadFiles
 typedef struct HiLoadHelper
 {
 	HiLoadFiles files;
+	void	   *arg;			/* of start and finish */
 	/* the helper starts on task (len bytes in the core's own format) */
 	void		(*start) (void *arg, const void *task, Size len);
 	/* wait until the helper is done with its task */

@@ -91,6 +91,30 @@ flush_pending(HiWalImage *img)
 	img->len = 0;
 }
 
+/* A stream of sh's file writes into WAL (or to sink), watching them */
+static HiWalImage *
+watch_begin(HiIndexShared *sh, HiWalImageSink sink, void *arg)
+{
+	HiWalImage *img = palloc0(sizeof(HiWalImage));
+	HiFileWatch watch = {hi_wal_image_written, hi_wal_image_truncated, img};
+
+	img->sh = sh;
+	img->sink = sink;
+	img->arg = arg;
+	img->tier = -1;
+	img->buf = palloc(HI_IMAGE_CHUNK);
+	hi_files_watch(sh, &watch);
+	return img;
+}
+
+/* Stop watching and emit the pending chunk */
+static void
+watch_end(HiWalImage *img)
+{
+	hi_files_watch(NULL, NULL);
+	flush_pending(img);
+}
+
 /* Will a build of sh log its files (not a temporary index's)? */
 bool
 hi_wal_image_wanted(HiIndexShared *sh)
@@ -106,27 +130,15 @@ hi_wal_image_wanted(HiIndexShared *sh)
 HiWalImage *
 hi_wal_image_begin(HiIndexShared *sh, HiWalImageSink sink, void *arg)
 {
-	HiWalImage *img;
 	int			t;
 
 	if (!hi_wal_logged(sh))
 		return NULL;
-	img = palloc0(sizeof(HiWalImage));
-	img->sh = sh;
-	img->sink = sink;
-	img->arg = arg;
-	img->tier = -1;
-	img->buf = palloc(HI_IMAGE_CHUNK);
 	/* the flash tier first: its FIRST forgets what the copy had */
 	for (t = 0; t < HI_NUM_TIERS; t++)
 		if (OidIsValid(sh->spcoid[t]))
 			emit(sh, sink, arg, tier_file(t), HI_IMAGE_FIRST, 0, NULL, 0);
-	{
-		HiFileWatch watch = {hi_wal_image_written, hi_wal_image_truncated, img};
-
-		hi_files_watch(sh, &watch);
-	}
-	return img;
+	return watch_begin(sh, sink, arg);
 }
 
 /*
@@ -138,20 +150,7 @@ hi_wal_image_begin(HiIndexShared *sh, HiWalImageSink sink, void *arg)
 HiWalImage *
 hi_wal_image_join(HiIndexShared *sh)
 {
-	HiWalImage *img;
-
-	if (!hi_wal_logged(sh))
-		return NULL;
-	img = palloc0(sizeof(HiWalImage));
-	img->sh = sh;
-	img->tier = -1;
-	img->buf = palloc(HI_IMAGE_CHUNK);
-	{
-		HiFileWatch watch = {hi_wal_image_written, hi_wal_image_truncated, img};
-
-		hi_files_watch(sh, &watch);
-	}
-	return img;
+	return hi_wal_logged(sh) ? watch_begin(sh, NULL, NULL) : NULL;
 }
 
 /* The helper's part is written: its last chunk (NULL: nothing joined) */
@@ -160,8 +159,7 @@ hi_wal_image_leave(HiWalImage *img)
 {
 	if (img == NULL)
 		return;
-	hi_files_watch(NULL, NULL);
-	flush_pending(img);
+	watch_end(img);
 	pfree(img->buf);
 	pfree(img);
 }
@@ -223,8 +221,7 @@ hi_wal_image_finish(HiWalImage *img)
 
 	if (img == NULL)
 		return;
-	hi_files_watch(NULL, NULL);
-	flush_pending(img);
+	watch_end(img);
 	for (t = 0; t < HI_NUM_TIERS; t++)
 		if (OidIsValid(img->sh->spcoid[t]))
 			emit(img->sh, img->sink, img->arg, tier_file(t), HI_IMAGE_LAST, 0, NULL, 0);

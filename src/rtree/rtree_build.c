@@ -471,7 +471,7 @@ pack_leaves_split(PageWriter *w, RtBuild *b, uint32 cap, Size *done)
 		task.cap = cap;
 		task.first_page = w->idx->sh->meta.npages;
 		w->idx->sh->meta.npages += r / cap;
-		b->helper.start(f->arg, &task, sizeof(task));
+		b->helper.start(b->helper.arg, &task, sizeof(task));
 		ereport(DEBUG1,
 				(errmsg_internal("hybrid_index: a parallel worker packs %zu of the %zu entries of the leaf level of \"%s\"",
 								 r, n, RelationGetRelationName(w->idx->rel))));
@@ -493,7 +493,7 @@ pack_leaves_split(PageWriter *w, RtBuild *b, uint32 cap, Size *done)
 		RtInternalEntry e;
 		size_t		got;
 
-		b->helper.finish(f->arg);
+		b->helper.finish(b->helper.arg);
 		up = f->open(f->arg, RT_SPLIT_UP);
 		while ((got = BufFileRead(up, &e, sizeof(e))) == sizeof(e))
 			rt_spool_put(out, &e);
