@@ -5,7 +5,12 @@
 -- many workers it launched, at DEBUG1) and once serially on a copy of the
 -- table.  Both must pass hybrid_index_check, have the same number of
 -- entries and pages, answer every operator exactly as a sequential scan
--- (index and bitmap scans) and return kNN in true distance order.
+-- (index and bitmap scans) and return kNN in true distance order.  The
+-- grids use small pages, so that their root is cut and each process
+-- builds one side (the server says how many entries the worker built):
+-- the same root, sub-directories and buckets as the serial build.  They
+-- are built in parallel once more with 1MB of maintenance_work_mem: both
+-- processes' entries spill, and the first cut comes from their samples.
 -- Uses the helpers of hyrtree_00_setup.
 --
 \set ECHO none
@@ -37,11 +42,12 @@ INSERT INTO pb0 SELECT 600000 + i, 'null', NULL FROM generate_series(1, 500) i;
 INSERT INTO pb0 SELECT 700000 + i, 'empty', 'POINT EMPTY' FROM generate_series(1, 20) i;
 
 -- per access method a table built in parallel (p) and a copy built serially (s)
-CREATE TABLE pb_cases (am text, tbl text, par boolean);
+CREATE TABLE pb_cases (am text, tbl text, par boolean, mem text);
 INSERT INTO pb_cases
-  SELECT am, t || '_' || left(am, 2), par
+  SELECT am, t || '_' || left(am, 2), par, NULL
   FROM (VALUES ('hyrtree'), ('efind'), ('lbgrid'), ('hgrid')) a(am),
        (VALUES ('pbp', true), ('pbs', false)) m(t, par);
+INSERT INTO pb_cases VALUES ('lbgrid', 'pbm_lb', true, '1MB'), ('hgrid', 'pbm_hg', true, '1MB');
 DO $$
 DECLARE
   c record;
@@ -63,9 +69,13 @@ DROP TABLE pb_warm;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_maintenance_workers = 1;
 SET client_min_messages = debug1;
-SELECT format('CREATE INDEX %I ON %I USING %s (geom)', tbl || '_idx', tbl, am)
+SELECT format('%sCREATE INDEX %I ON %I USING %s (geom)%s%s',
+              CASE WHEN mem IS NOT NULL THEN format('SET maintenance_work_mem = %L; ', mem) ELSE '' END,
+              tbl || '_idx', tbl, am,
+              CASE WHEN am IN ('lbgrid', 'hgrid') THEN ' WITH (page_size = 4096)' ELSE '' END,
+              CASE WHEN mem IS NOT NULL THEN '; RESET maintenance_work_mem' ELSE '' END)
 FROM pb_cases
-ORDER BY array_position(ARRAY['hyrtree', 'efind', 'lbgrid', 'hgrid'], am), par DESC \gexec
+ORDER BY array_position(ARRAY['hyrtree', 'efind', 'lbgrid', 'hgrid'], am), par DESC, tbl \gexec
 SET client_min_messages = warning;
 RESET max_parallel_maintenance_workers;
 RESET min_parallel_table_scan_size;
@@ -77,7 +87,21 @@ SELECT p.am, hybrid_index_check((p.tbl || '_idx')::regclass) AS parallel_checked
          (hybrid_index_inspect((s.tbl || '_idx')::regclass)->>'pages') AS same_pages,
        hybrid_index_check((p.tbl || '_idx')::regclass, heapallindexed => true) AS holds_every_row
 FROM pb_cases p JOIN pb_cases s ON s.am = p.am AND NOT s.par
-WHERE p.par ORDER BY array_position(ARRAY['hyrtree', 'efind', 'lbgrid', 'hgrid'], p.am);
+WHERE p.par AND p.mem IS NULL ORDER BY array_position(ARRAY['hyrtree', 'efind', 'lbgrid', 'hgrid'], p.am);
+-- the spilled ones: consistent, every row
+SELECT tbl, hybrid_index_check((tbl || '_idx')::regclass, heapallindexed => true) AS holds_every_row
+FROM pb_cases WHERE mem IS NOT NULL ORDER BY tbl;
+
+-- the grids: the same root directory, sub-directories and buckets
+SELECT p.am, (pi->'root') = (si->'root') AS same_root,
+       (pi->>'directories') = (si->>'directories') AS same_directories,
+       (pi->>'buckets') = (si->>'buckets') AS same_buckets,
+       (pi->>'avg_bucket_fill') = (si->>'avg_bucket_fill') AS same_fill,
+       (pi->>'directories')::int > 1 AS root_cut
+FROM pb_cases p JOIN pb_cases s ON s.am = p.am AND NOT s.par,
+     LATERAL (SELECT hybrid_index_inspect((p.tbl || '_idx')::regclass) AS pi,
+                     hybrid_index_inspect((s.tbl || '_idx')::regclass) AS si) x
+WHERE p.par AND p.mem IS NULL AND p.am IN ('lbgrid', 'hgrid') ORDER BY p.am;
 
 -- query geometries
 CREATE TABLE pb_q (qid int, g geometry);
@@ -102,19 +126,19 @@ INSERT INTO pb_ops VALUES
 
 -- index scan and bitmap scan = sequential scan, for every operator
 CREATE TABLE pb_res AS
-  SELECT c.am, c.par, o.op, q.qid, d.*
+  SELECT c.am, c.tbl, o.op, q.qid, d.*
   FROM pb_cases c CROSS JOIN pb_ops o CROSS JOIN pb_q q,
        LATERAL hit.diff(format(o.sqltext, c.tbl, q.g), c.tbl || '_idx') d;
-SELECT am, par, count(*) AS queries, sum(n) AS total_rows,
+SELECT am, tbl, count(*) AS queries, sum(n) AS total_rows,
        bool_and(seq_plan AND index_plan AND bitmap_plan) AS plans,
        bool_and(index_same) AS index_same, bool_and(bitmap_same) AS bitmap_same
-FROM pb_res GROUP BY am, par ORDER BY am, par;
+FROM pb_res GROUP BY am, tbl ORDER BY am, tbl;
 
 -- kNN in true distance order, NULL and EMPTY last
-SELECT c.am, c.par, q.qid, d.n, d.dist_same, d.ids_same, d.index_plan
+SELECT c.am, c.tbl, q.qid, d.n, d.dist_same, d.ids_same, d.index_plan
 FROM pb_cases c CROSS JOIN (VALUES (1, 'POINT(500 500)'::geometry), (2, 'POINT(250 250)')) q(qid, g),
      LATERAL hit.knn_diff(c.tbl, c.tbl || '_idx', q.g, 60) d
-ORDER BY c.am, c.par, q.qid;
+ORDER BY c.am, c.tbl, q.qid;
 
 DROP TABLE pb0, pb_q, pb_ops, pb_res;
 DO $$

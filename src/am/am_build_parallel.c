@@ -7,18 +7,23 @@
  *	  parallel table scan.  Each worker writes its entries to its own file
  *	  of a shared file set and says so through a message queue; the leader,
  *	  once its own part is done, hands them to the core's collector.  A
- *	  collector with export and import (the R-trees') runs in each worker
- *	  too and writes the file itself: the R-tree workers sort their entries
- *	  by centre x there, and the leader merges the sorted files with its
- *	  own.  With one worker, a collector with a helper task (the R-trees')
- *	  shares the load too: the worker, once its part of the scan is
- *	  exported, waits for a task on a third queue (am_build_parallel_helper
- *	  gives the leader's load the means), writes its pages itself and
- *	  streams them into WAL (hi_wal_image_join), then says so.  Otherwise
- *	  the load (the grid build) stays in the leader, and the first worker
- *	  inserts the WAL records of the files the load writes, which the
- *	  leader passes to it through a second queue (log/wal_image.c's sink):
- *	  those records were a quarter of a 5M-point parallel build's time.
+ *	  collector with export and import runs in each worker too and writes
+ *	  the file itself: the R-tree workers sort their entries by centre x
+ *	  there, and the leader merges the sorted files with its own; the grid
+ *	  workers keep their entries and export only what the leader needs to
+ *	  plan.  With one worker, a core with a helper task (both families)
+ *	  shares the load: the worker, once its part of the scan is exported,
+ *	  takes the load's tasks from a third queue until the leader is done
+ *	  with it (am_build_parallel_helper gives the leader's load the means),
+ *	  writes its pages itself and streams them into WAL
+ *	  (hi_wal_image_join), and says so after each task.  The R-tree's
+ *	  worker packs half the leaf level, the grid's builds one side of the
+ *	  root's first cut; the two processes share temporary files and a lock
+ *	  for the new index's shared state.  With more workers the load stays
+ *	  in the leader, and the first worker inserts the WAL records of the
+ *	  files the load writes, which the leader passes to it through a second
+ *	  queue (log/wal_image.c's sink): those records were a quarter of a
+ *	  5M-point parallel build's time.
  *
  * PostgreSQL 15 plans parallel builds for btree alone (index_build sets
  * ii_ParallelWorkers only there): the worker count comes from
@@ -61,8 +66,11 @@
 /* the queue of the load's task from the leader to the first worker */
 #define TASK_QUEUE_SIZE		(16 * 1024)
 
-/* collectors a worker can run, by their number in shared memory */
-static const AmBuildOps *const collectors[] = {&rtam_build_ops};
+/*
+ * The cores' build operations a worker can run (a collector, a helper
+ * task), by their number in shared memory
+ */
+static const AmBuildOps *const known_ops[] = {&rtam_build_ops, &gridam_build_ops};
 
 /* What the leader shares with its workers */
 typedef struct HiParallelBuild
@@ -71,12 +79,14 @@ typedef struct HiParallelBuild
 	Oid			indexrelid;
 	bool		isconcurrent;
 	AmBuildLayout layout;
-	int			collector;		/* in collectors, or -1: raw entries */
+	int			ops;			/* in known_ops, or -1 */
+	bool		collect;		/* workers run ops' collector (else raw entries) */
 	Size		budget;			/* a worker collector's memory */
 	slock_t		mutex;
 	double		reltuples;		/* live tuples the workers saw */
 	bool		image;			/* the first worker inserts WAL records */
 	bool		split;			/* the first worker may get a task of the load */
+	LWLock		lock;			/* HiLoadShared.lock */
 	SharedFileSet fileset;		/* one file of entries per worker */
 } HiParallelBuild;
 
@@ -117,6 +127,29 @@ static BufFile *
 fileset_open(void *arg, const char *name)
 {
 	return BufFileOpenFileSet(&((HiParallelBuild *) arg)->fileset.fs, name, O_RDONLY, false);
+}
+
+/* the leader's and the helper's changes of the new index, one at a time */
+static void
+shared_lock(void *arg)
+{
+	LWLockAcquire(&((HiParallelBuild *) arg)->lock, LW_EXCLUSIVE);
+}
+
+static void
+shared_unlock(void *arg)
+{
+	LWLockRelease(&((HiParallelBuild *) arg)->lock);
+}
+
+static void
+shared_of(HiParallelBuild *shared, HiLoadShared *out)
+{
+	out->arg = shared;
+	out->create = fileset_create;
+	out->open = fileset_open;
+	out->lock = shared_lock;
+	out->unlock = shared_unlock;
 }
 
 /* How many workers a build of index on heap gets (0: a serial build) */
@@ -167,14 +200,14 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 	char	   *done;
 	shm_mq	   *imq = NULL;
 	shm_mq	   *tmq = NULL;
-	int			collector = -1;
+	int			known = -1;
 	bool		split;
 	int			i;
 
-	for (i = 0; i < lengthof(collectors); i++)
-		if (collectors[i] == ops && ops->export != NULL && ops->import != NULL)
-			collector = i;
-	split = collector >= 0 && ops->help != NULL && ops->set_helper != NULL && nworkers == 1;
+	for (i = 0; i < lengthof(known_ops); i++)
+		if (known_ops[i] == ops)
+			known = i;
+	split = known >= 0 && ops->help != NULL && ops->set_helper != NULL && nworkers == 1;
 	/* with a helper each process logs the pages it writes */
 	if (split)
 		image = false;
@@ -212,13 +245,16 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 	shared->indexrelid = RelationGetRelid(index);
 	shared->isconcurrent = info->ii_Concurrent;
 	shared->layout = *layout;
-	shared->collector = collector;
+	shared->ops = known;
+	shared->collect = known >= 0 && ops->export != NULL && ops->import != NULL &&
+		(split || !ops->keeps_entries);
 	/* as btree: maintenance_work_mem is shared by the participants */
 	shared->budget = (Size) maintenance_work_mem * 1024 / (nworkers + 1);
 	SpinLockInit(&shared->mutex);
 	shared->reltuples = 0;
 	shared->image = image;
 	shared->split = split;
+	LWLockInitialize(&shared->lock, hi_shared->tranche_id);
 	SharedFileSetInit(&shared->fileset, pcxt->seg);
 	pb->pscan = shm_toc_allocate(pcxt->toc, scan_size);
 	table_parallelscan_initialize(heap, pb->pscan, pb->snapshot);
@@ -270,7 +306,7 @@ am_build_parallel_begin(Relation heap, Relation index, IndexInfo *info,
 Size
 am_build_parallel_budget(AmParallelBuild *pb, Size budget)
 {
-	if (pb == NULL || pb->shared->collector < 0)
+	if (pb == NULL || !pb->shared->collect)
 		return budget;
 	return budget / pb->participants;
 }
@@ -313,7 +349,7 @@ am_build_parallel_scan(AmParallelBuild *pb, Relation heap, Relation index,
 
 	scan = table_beginscan_parallel(heap, pb->pscan);
 	reltuples = table_index_build_scan(heap, index, info, true, true, cb, cbstate, scan);
-	if (pb->shared->collector >= 0 && pb->pcxt->nworkers_launched > 0)
+	if (pb->shared->collect && pb->pcxt->nworkers_launched > 0)
 		presort(cbstate);
 	for (i = 0; i < pb->pcxt->nworkers_launched; i++)
 	{
@@ -333,7 +369,7 @@ am_build_parallel_scan(AmParallelBuild *pb, Relation heap, Relation index,
 
 		if (f == NULL)
 			continue;
-		if (pb->shared->collector >= 0)
+		if (pb->shared->collect)
 		{
 			/* the leader's collector reads and closes it */
 			(void) import(cbstate, f, name);
@@ -355,6 +391,8 @@ helper_start(void *arg, const void *task, Size len)
 {
 	AmParallelBuild *pb = (AmParallelBuild *) arg;
 
+	/* the helper's writes come after the leader's so far in WAL */
+	hi_wal_image_sync();
 	if (shm_mq_send(pb->task, len, task, false, true) != SHM_MQ_SUCCESS)
 		worker_lost(pb);
 }
@@ -380,9 +418,7 @@ am_build_parallel_helper(AmParallelBuild *pb, HiLoadHelper *helper)
 {
 	if (pb == NULL || pb->task == NULL)
 		return false;
-	helper->files.arg = pb->shared;
-	helper->files.create = fileset_create;
-	helper->files.open = fileset_open;
+	shared_of(pb->shared, &helper->shared);
 	helper->arg = pb;
 	helper->start = helper_start;
 	helper->finish = helper_finish;
@@ -468,7 +504,7 @@ hi_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	info->ii_Concurrent = shared->isconcurrent;
 	SharedFileSetAttach(&shared->fileset, seg);
 	ws.layout = &shared->layout;
-	ws.ops = shared->collector >= 0 ? collectors[shared->collector] : NULL;
+	ws.ops = shared->collect ? known_ops[shared->ops] : NULL;
 	ws.spool = ws.ops != NULL ? ws.ops->begin(shared->budget, NULL) : NULL;
 	ws.file = BufFileCreateFileSet(&shared->fileset.fs, file_name(name, ParallelWorkerNumber));
 	ws.item = palloc(shared->layout.size);
@@ -501,18 +537,27 @@ hi_build_worker_main(dsm_segment *seg, shm_toc *toc)
 		shm_mq_handle *h;
 		Size		len;
 		void	   *data;
+		HiIndex    *idx = NULL;
+		HiLoadShared sh;
 
 		shm_mq_set_receiver(mq, MyProc);
 		h = shm_mq_attach(mq, seg, NULL);
-		if (shm_mq_receive(h, &len, &data, false) == SHM_MQ_SUCCESS)
+		shared_of(shared, &sh);
+		/* tasks until the leader is done with us (it detaches) */
+		while (shm_mq_receive(h, &len, &data, false) == SHM_MQ_SUCCESS)
 		{
-			HiIndex    *idx = hi_am_open(index);
-			HiWalImage *img = hi_wal_image_join(idx->sh);
-			HiLoadFiles files = {shared, fileset_create, fileset_open};
+			HiWalImage *img;
 
+			if (idx == NULL)
+			{
+				idx = hi_am_open(index);
+				/* the build's own reads are not workload */
+				idx->maintenance = true;
+			}
+			img = hi_wal_image_join(idx->sh);
 			PG_TRY();
 			{
-				ws.ops->help(idx, data, len, &files);
+				known_ops[shared->ops]->help(idx, ws.spool, data, len, &sh);
 			}
 			PG_CATCH();
 			{

@@ -84,7 +84,9 @@ typedef struct AmBuildLayout
  * workers (the R-trees sort their entries there).  Without them workers
  * pass raw entries to put.  With set_helper and help, one worker also
  * takes a part of the load: set_helper gives the leader's collector the
- * helper before load, and the load's task runs in the worker through help.
+ * helper before load, and each of the load's tasks runs in the worker
+ * through help, with the worker's own collector (NULL: none; kept after
+ * export, so that its entries can stay there).
  */
 typedef struct AmBuildOps
 {
@@ -96,8 +98,14 @@ typedef struct AmBuildOps
 	void		(*export) (void *spool, BufFile *file);
 	Size		(*import) (void *spool, BufFile *file, const char *name);
 	void		(*presort) (void *spool);
+	/*
+	 * export leaves the worker's entries in its collector, for the helper's
+	 * tasks to use: workers run the collector only when one can help
+	 */
+	bool		keeps_entries;
 	void		(*set_helper) (void *spool, const HiLoadHelper *helper);
-	void		(*help) (HiIndex *idx, const void *task, Size len, const HiLoadFiles *files);
+	void		(*help) (HiIndex *idx, void *spool, const void *task, Size len,
+						 const HiLoadShared *shared);
 } AmBuildOps;
 
 extern IndexBuildResult *am_build(Relation heap, Relation index, IndexInfo *info,
@@ -106,8 +114,9 @@ extern void am_build_fill(const AmBuildLayout *l, char *item, ItemPointer tid,
 						  Datum *values, bool *isnull, MemoryContext tmpcxt);
 
 /* ---- am_build_parallel.c ---- */
-/* the collectors that parallel workers run (export and import) */
+/* the cores' build operations that parallel workers run (am_build_parallel.c) */
 extern const AmBuildOps rtam_build_ops;
+extern const AmBuildOps gridam_build_ops;
 
 extern int	am_build_workers(Relation heap, Relation index, IndexInfo *info);
 typedef struct AmParallelBuild AmParallelBuild;

@@ -43,7 +43,35 @@ load(HiIndex *idx, void *spool, void *arg)
 	grid_bulk_load(g, (GridBuildSpool *) spool);
 }
 
-static const AmBuildOps grid_build_ops = {
+static void
+set_helper(void *spool, const HiLoadHelper *helper)
+{
+	grid_build_set_helper((GridBuildSpool *) spool, helper);
+}
+
+static void
+export(void *spool, BufFile *file)
+{
+	grid_build_export((GridBuildSpool *) spool, file);
+}
+
+static Size
+import(void *spool, BufFile *file, const char *name)
+{
+	return grid_build_import((GridBuildSpool *) spool, file);
+}
+
+static void
+help(HiIndex *idx, void *spool, const void *task, Size len, const HiLoadShared *shared)
+{
+	grid_bulk_help(idx, (GridBuildSpool *) spool, task, len, shared);
+}
+
+/*
+ * A parallel worker collects its entries and keeps them; with one worker
+ * each process builds one side of the grid (grid_build_split.c)
+ */
+const AmBuildOps gridam_build_ops = {
 	.layout = {
 		.size = sizeof(GridEntry),
 		.box_offset = offsetof(GridEntry, box),
@@ -53,7 +81,12 @@ static const AmBuildOps grid_build_ops = {
 	.report_load = true,
 	.begin = begin,
 	.put = put,
-	.load = load
+	.load = load,
+	.export = export,
+	.import = import,
+	.keeps_entries = true,
+	.set_helper = set_helper,
+	.help = help
 };
 
 /*
@@ -65,7 +98,7 @@ grid_am_build(Relation heap, Relation index, IndexInfo *info, void (*prepare) (G
 {
 	LoadArg		la = {prepare};
 
-	return am_build(heap, index, info, &grid_build_ops, &la);
+	return am_build(heap, index, info, &gridam_build_ops, &la);
 }
 
 IndexBuildResult *

@@ -41,6 +41,13 @@ import(void *spool, BufFile *file, const char *name)
 	return rt_build_import((RtBuild *) spool, file, name);
 }
 
+/* a worker's part of the leaf level (the entries came through files) */
+static void
+help(HiIndex *idx, void *spool, const void *task, Size len, const HiLoadShared *shared)
+{
+	rt_bulk_help(idx, task, len, shared);
+}
+
 static void
 set_helper(void *spool, const HiLoadHelper *helper)
 {
@@ -69,7 +76,7 @@ const AmBuildOps rtam_build_ops = {
 	.import = import,
 	.presort = presort,
 	.set_helper = set_helper,
-	.help = rt_bulk_help
+	.help = help
 };
 
 /* CREATE INDEX: am_build.c reads the heap, rt_bulk_load packs the tree */

@@ -350,6 +350,9 @@ extern Size hi_list_count(const HiSpillList *l);
 extern bool hi_list_full(const HiSpillList *l);
 extern bool hi_list_spilled(const HiSpillList *l);
 extern char *hi_list_array(HiSpillList *l);
+extern void hi_list_truncate(HiSpillList *l, Size n);
+extern char *hi_list_extend(HiSpillList *l, Size n);
+extern char *hi_list_release(HiSpillList *l, Size *count);
 extern void hi_list_rewind(HiSpillList *l);
 extern bool hi_list_next(HiSpillList *l, void *rec);
 extern void hi_list_end(HiSpillList *l);
@@ -375,19 +378,23 @@ extern void hi_runsort_end(HiRunSort *s);
 
 /* ---- a bulk load's helper: another process of a parallel build ----
  * The AM layer (am_build_parallel.c) implements it; a core's load hands
- * part of its work to the helper through it.  Files are shared temporary
- * files, opened by name in either process.
+ * part of its work to the helper through it.  Both processes share
+ * temporary files, opened by name in either, and a lock that serializes
+ * their changes of the index's shared state (page allocation, buffers,
+ * the store's tables) while both write the new index.
  */
-typedef struct HiLoadFiles
+typedef struct HiLoadShared
 {
 	void	   *arg;
 	BufFile    *(*create) (void *arg, const char *name);
 	BufFile    *(*open) (void *arg, const char *name);
-} HiLoadFiles;
+	void		(*lock) (void *arg);
+	void		(*unlock) (void *arg);
+} HiLoadShared;
 
 typedef struct HiLoadHelper
 {
-	HiLoadFiles files;
+	HiLoadShared shared;
 	void	   *arg;			/* of start and finish */
 	/* the helper starts on task (len bytes in the core's own format) */
 	void		(*start) (void *arg, const void *task, Size len);

@@ -199,6 +199,61 @@ hi_list_array(HiSpillList *l)
 	return l->file == NULL ? l->arr : NULL;
 }
 
+/*
+ * Keep the first n records of a list in memory, giving back the memory
+ * of the rest
+ */
+void
+hi_list_truncate(HiSpillList *l, Size n)
+{
+	Assert(l->file == NULL && n <= l->n);
+	l->n = n;
+	if (l->arr != NULL && n < l->alloc)
+	{
+		l->alloc = Max(n, 1);
+		l->arr = repalloc_huge(l->arr, l->recsize * l->alloc);
+	}
+}
+
+/*
+ * Room for n more records at the end of an in-memory list, for the caller
+ * to fill: their address, or NULL (nothing done) if the list would no
+ * longer fit in memory
+ */
+char *
+hi_list_extend(HiSpillList *l, Size n)
+{
+	char	   *p;
+
+	if (l->file != NULL || l->n + n > l->maxrecs)
+		return NULL;
+	if (l->n + n > l->alloc)
+	{
+		l->alloc = Max(l->n + n, 1);
+		l->arr = l->arr ? repalloc_huge(l->arr, l->recsize * l->alloc) :
+			palloc_extended(l->recsize * l->alloc, MCXT_ALLOC_HUGE);
+	}
+	p = l->arr + l->recsize * l->n;
+	l->n += n;
+	return p;
+}
+
+/*
+ * The array of an in-memory list, now the caller's (palloc'd, count
+ * records); the list is left empty
+ */
+char *
+hi_list_release(HiSpillList *l, Size *count)
+{
+	char	   *arr = l->arr;
+
+	Assert(l->file == NULL);
+	*count = l->n;
+	l->arr = NULL;
+	l->n = l->alloc = 0;
+	return arr;
+}
+
 /* start reading from the first record */
 void
 hi_list_rewind(HiSpillList *l)

@@ -231,6 +231,18 @@ typedef struct GridShared
 typedef struct GridStoreOps GridStoreOps;
 
 /*
+ * A bulk load's page writer (grid_build_write.c): new pages written
+ * straight to storage in batches, never through the buffers, each once.
+ * With a helper process building the same index, lock serializes the
+ * changes of shared state (page ids, the store's tables).
+ */
+typedef struct GridWriter GridWriter;
+extern void gw_alloc(GridWriter *w, uint32 *pagenos, int n);
+extern char *gw_page(GridWriter *w, uint32 pageno, uint16 level, uint16 flags);
+extern void gw_lock(GridWriter *w);
+extern void gw_unlock(GridWriter *w);
+
+/*
  * A backend's handle on an index's grid for one operation.  Knobs that a
  * session may change (GUCs, reloptions) are read when it is opened.
  */
@@ -316,6 +328,14 @@ struct GridStoreOps
 	void		(*inspect) (Grid *g, StringInfo json);
 	/* HiPageInfo of a page the store owns (log-buckets); false if not */
 	bool		(*page_info) (Grid *g, uint32 pageno, HiPageInfo *info);
+
+	/*
+	 * Bulk load: n new buckets, the i-th holding
+	 * e[first[i] .. first[i + 1]), their pages written through w; their ids
+	 * to ids[].  Tables shared with a helper change under gw_lock.
+	 */
+	void		(*bulk) (Grid *g, GridWriter *w, const GridEntry *e, const int *first,
+						 int n, uint32 *ids);
 };
 
 extern void grid_register_store(int mode, const GridStoreOps *ops);
@@ -412,6 +432,11 @@ typedef struct GridBuildSpool GridBuildSpool;
 extern GridBuildSpool *grid_build_begin(Size budget);
 extern void grid_build_put(GridBuildSpool *sp, const GridEntry *e);
 extern void grid_bulk_load(Grid *g, GridBuildSpool *sp);
+extern void grid_build_set_helper(GridBuildSpool *sp, const HiLoadHelper *helper);
+extern void grid_build_export(GridBuildSpool *sp, BufFile *file);
+extern Size grid_build_import(GridBuildSpool *sp, BufFile *file);
+extern void grid_bulk_help(HiIndex *idx, GridBuildSpool *own, const void *task, Size len,
+						   const HiLoadShared *shared);
 extern void grid_bulk_delete(HiIndex *idx, GridVacuumFn fn, void *arg,
 							 double *removed, double *remaining);
 extern void grid_check(Grid *g);

@@ -31,7 +31,6 @@
 #include "grid/grid.h"
 #include "grid/grid_int.h"
 
-#define GRID_BUILD_DIR_PCT	70
 /* items a sub-directory's gather reads ahead of the one it copies */
 #define GRID_BUILD_PREFETCH 24
 
@@ -319,18 +318,29 @@ scale_index(const double *s, int n, double v)
 }
 
 /*
- * The directory of a sub-directory made of node top's subtree, with a new
- * bucket per leaf; NULL (and nothing created) if its flat form would
- * exceed limit bytes.
+ * A sub-directory in the making: its directory, whose regions have no
+ * buckets yet, and the entries of each region's bucket-to-be.
  */
-static GridDir *
-make_dir(GridBuild *bs, const GridSet *set, const KdTree *t, int top, Size limit)
+typedef struct DirDraft
 {
-	Grid	   *g = bs->g;
+	GridDir    *d;
+	GridEntry  *e;				/* region i's: e[first[i]] .. e[first[i + 1] - 1] */
+	int		   *first;
+} DirDraft;
+
+/*
+ * The draft of a sub-directory made of node top's subtree, a region per
+ * leaf; false (and nothing made) if its flat form would exceed limit
+ * bytes.  Nothing is written: draft_store() makes the buckets.
+ */
+static bool
+make_dir(const GridSet *set, const KdTree *t, int top, Size limit, DirDraft *out)
+{
 	const KdNode *nd = &t->node[top];
 	GridCoords	cuts = {{NULL, NULL}, {0, 0}, {0, 0}};
 	int			nleaves = 0;
 	GridDir    *d;
+	int			pos = 0;
 	int			i,
 				k;
 
@@ -352,23 +362,26 @@ make_dir(GridBuild *bs, const GridSet *set, const KdTree *t, int top, Size limit
 		pfree(d->s[0]);
 		pfree(d->s[1]);
 		pfree(d);
-		return NULL;
+		return false;
 	}
 
 	d->maxr = d->nr = nleaves;
 	d->r = palloc0(sizeof(GridRegion) * Max(nleaves, 1));
+	out->d = d;
+	out->e = palloc_extended(sizeof(GridEntry) * Max(nd->n, 1), MCXT_ALLOC_HUGE);
+	out->first = palloc(sizeof(int) * (nleaves + 1));
 	nleaves = 0;
 	for (i = top; i < top + nd->size; i++)
 	{
 		const KdNode *l = &t->node[i];
 		GridRegion *r;
-		GridEntry  *e;
 		int			j;
 
 		if (l->dim >= 0)
 			continue;
+		out->first[nleaves] = pos;
 		r = &d->r[nleaves++];
-		e = palloc(sizeof(GridEntry) * Max(l->n, 1));
+		r->ref = HI_INVALID_PAGE;
 		for (k = 0; k < 2; k++)
 		{
 			r->lo[k] = scale_index(d->s[k], d->n[k], l->lo[k]);
@@ -385,16 +398,39 @@ make_dir(GridBuild *bs, const GridSet *set, const KdTree *t, int top, Size limit
 			 */
 			if (ahead < (Size) nd->n)
 				__builtin_prefetch(&set->items[nd->ids[ahead]]);
-			e[j] = it->e;
+			out->e[pos++] = it->e;
 			r->reach[0] = Max(r->reach[0], it->reach[0]);
 			r->reach[1] = Max(r->reach[1], it->reach[1]);
 		}
-		r->ref = g->store->create(g);
-		g->store->replace(g, r->ref, e, l->n);
-		pfree(e);
-		CHECK_FOR_INTERRUPTS();
 	}
-	return d;
+	out->first[nleaves] = pos;
+	return true;
+}
+
+/* A bucket for each region of a draft */
+static void
+draft_store(Grid *g, DirDraft *dd)
+{
+	int			i;
+
+	for (i = 0; i < dd->d->nr; i++)
+	{
+		GridRegion *r = &dd->d->r[i];
+
+		r->ref = g->store->create(g);
+		g->store->replace(g, r->ref, dd->e + dd->first[i], dd->first[i + 1] - dd->first[i]);
+	}
+	pfree(dd->e);
+	pfree(dd->first);
+}
+
+static void
+dir_free(GridDir *d)
+{
+	pfree(d->s[0]);
+	pfree(d->s[1]);
+	pfree(d->r);
+	pfree(d);
 }
 
 static void
@@ -420,11 +456,13 @@ emit_subdir(GridBuild *bs, const GridSet *set, const KdTree *t, int top, bool fo
 	Grid	   *g = bs->g;
 	const KdNode *nd = &t->node[top];
 	Size		limit = (Size) grid_dir_capacity(g) * (force ? 100 : GRID_BUILD_DIR_PCT) / 100;
-	GridDir    *d = make_dir(bs, set, t, top, limit);
-	GridSubdirOut  *so;
-	int			f;
+	DirDraft	dd;
+	GridSubdirOut *so;
+	uint32	   *ids;
+	char	   *page;
+	int			i;
 
-	if (d == NULL)
+	if (!make_dir(set, t, top, limit, &dd))
 	{
 		if (force)
 			elog(ERROR, "grid bulk load: a sub-directory does not fit in a page");
@@ -439,12 +477,21 @@ emit_subdir(GridBuild *bs, const GridSet *set, const KdTree *t, int top, bool fo
 	so = &bs->sub[bs->nsub++];
 	memcpy(so->lo, nd->lo, sizeof(double) * 2);
 	memcpy(so->hi, nd->hi, sizeof(double) * 2);
-	so->page = grid_page_alloc(g);
-	dir_reach(d, so->reach);
-	f = gbuf_new(g, GRID_BUF_DIR, so->page, 1, GRID_PAGE_DIR);
-	gd_encode(d, GRID_DIR_FLAT(gbuf_page(g, GRID_BUF_DIR, f)));
-	((HiPageHeader *) gbuf_page(g, GRID_BUF_DIR, f))->nentries = d->nr;
-	gbuf_unpin(g, GRID_BUF_DIR, f);
+	dir_reach(dd.d, so->reach);
+	/* straight to storage: the store's pages, then the directory's */
+	ids = palloc(sizeof(uint32) * Max(dd.d->nr, 1));
+	g->store->bulk(g, bs->writer, dd.e, dd.first, dd.d->nr, ids);
+	for (i = 0; i < dd.d->nr; i++)
+		dd.d->r[i].ref = ids[i];
+	pfree(ids);
+	pfree(dd.e);
+	pfree(dd.first);
+	gw_alloc(bs->writer, &so->page, 1);
+	page = gw_page(bs->writer, so->page, 1, GRID_PAGE_DIR);
+	gd_encode(dd.d, GRID_DIR_FLAT(page));
+	((HiPageHeader *) page)->nentries = dd.d->nr;
+	dir_free(dd.d);
+	CHECK_FOR_INTERRUPTS();
 	bs->done += nd->n;
 	if (bs->nsub % 16 == 0)
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, bs->done);
@@ -468,7 +515,8 @@ grid_rebuild_subdir(Grid *g, int si)
 	uint32		page;
 	int			f;
 	GridDir    *old;
-	GridDir    *d;
+	DirDraft	dd;
+	bool		made;
 	uint32	   *ids;
 	GridBucketData *bd;
 	GridItem   *items;
@@ -509,21 +557,23 @@ grid_rebuild_subdir(Grid *g, int si)
 	bs.target = Max(1, g->gs->capacity * GRID_BUILD_FILL_PCT / 100);
 	grid_set_begin(&set, items, n);
 	kd_begin(&t, &bs, &set, lo, hi);
-	d = make_dir(&bs, &set, &t, 0, (Size) grid_dir_capacity(g));
+	made = make_dir(&set, &t, 0, (Size) grid_dir_capacity(g), &dd);
 	pfree(t.node);
 	grid_set_end(&set);
 	pfree(items);
-	if (d == NULL)
+	if (!made)
 		return false;			/* the old directory stays */
+	draft_store(g, &dd);
 	for (i = 0; i < old->nr; i++)
 		g->store->drop(g, ids[i]);
 	gbuf_pin(g, GRID_BUF_DIR, &page, 1, &f);
-	gd_encode(d, GRID_DIR_FLAT(gbuf_page(g, GRID_BUF_DIR, f)));
-	((HiPageHeader *) gbuf_page(g, GRID_BUF_DIR, f))->nentries = d->nr;
+	gd_encode(dd.d, GRID_DIR_FLAT(gbuf_page(g, GRID_BUF_DIR, f)));
+	((HiPageHeader *) gbuf_page(g, GRID_BUF_DIR, f))->nentries = dd.d->nr;
 	gbuf_dirty(g, GRID_BUF_DIR, f);
 	gbuf_unpin(g, GRID_BUF_DIR, f);
 	grid_root(g, &rv);
-	dir_reach(d, rv.r[si].reach);
+	dir_reach(dd.d, rv.r[si].reach);
+	dir_free(dd.d);
 	g->gs->cnt.reorganisations++;
 	grid_bump(g);
 	return true;
@@ -591,15 +641,15 @@ load_chain(Grid *g, uint32 head, HiSpillList *l)
  * tree_lock held exclusively; sp is consumed).  NULL/EMPTY entries and
  * boxes without a finite centre go to their chains.  If the entries fit
  * in memory they are partitioned there; otherwise see
- * grid_build_spill.c.
+ * grid_build_spill.c.  With a parallel worker holding entries too, each
+ * process builds one side of the first cut (grid_build_split.c).
  */
 void
 grid_bulk_load(Grid *g, GridBuildSpool *sp)
 {
 	GridBuild	bs;
-	GridSet		set;
-	Size		ni = hi_list_count(sp->items);
-	GridItem   *items = (GridItem *) hi_list_array(sp->items);
+	Size		ni = hi_list_count(sp->items) + sp->peer.n;
+	bool		shared = false;
 	double		lo[2] = {-INFINITY, -INFINITY};
 	double		hi[2] = {INFINITY, INFINITY};
 	GridDir    *root;
@@ -618,23 +668,22 @@ grid_bulk_load(Grid *g, GridBuildSpool *sp)
 	memset(&bs, 0, sizeof(bs));
 	bs.g = g;
 	bs.target = Max(1, g->gs->capacity * GRID_BUILD_FILL_PCT / 100);
+	bs.writer = gw_begin(g);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, 0);
-	if (!hi_list_spilled(sp->items))
+	/* a parallel worker's items: a side of the grid built there, or here */
+	if (sp->peer.valid)
 	{
-		if (ni > INT_MAX)
-			ereport(ERROR,
-					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-					 errmsg("too many entries for an in-memory grid bulk load")));
-		grid_set_begin(&set, items, (int) ni);
-		grid_build_groups(&bs, &set, lo, hi);
-		grid_set_end(&set);
+		if (sp->helper.start == NULL)
+			elog(ERROR, "a grid build's helper holds entries but cannot be reached");
+		shared = grid_build_shared(&bs, sp, lo, hi);
 	}
-	else
-		grid_build_spilled(&bs, sp);
+	if (!shared)
+		grid_build_part(&bs, sp, lo, hi);
 	hi_list_end(sp->items);
 	if (sp->sample)
 		pfree(sp->sample);
 	pfree(sp);
+	gw_end(bs.writer);
 
 	/* the root directory over the sub-directories */
 	root = palloc0(sizeof(GridDir));

@@ -61,6 +61,13 @@
 /* a fixed seed: the same heap builds the same grid */
 #define GRID_SAMPLE_SEED	UINT64CONST(0x9e3779b97f4a7c15)
 
+/* Memory for the items of a budget, less their sorted lists' and the sample's */
+static Size
+items_room(Size budget)
+{
+	return (budget - budget / 8) / (sizeof(GridItem) + GRID_SET_BYTES) * sizeof(GridItem);
+}
+
 GridBuildSpool *
 grid_build_begin(Size budget)
 {
@@ -68,9 +75,7 @@ grid_build_begin(Size budget)
 
 	sp->budget = budget;
 	/* room for the in-memory build's sorted lists (GRID_SET_BYTES each) */
-	sp->items = hi_list_begin(sizeof(GridItem),
-							  (budget - budget / 8) / (sizeof(GridItem) + GRID_SET_BYTES) *
-							  sizeof(GridItem));
+	sp->items = hi_list_begin(sizeof(GridItem), items_room(budget));
 	sp->nulls = hi_list_begin(sizeof(GridEntry), GRID_CHAIN_MEM);
 	sp->odd = hi_list_begin(sizeof(GridEntry), GRID_CHAIN_MEM);
 	sp->maxsample = (int) Min(Max(budget / 8 / sizeof(GridItem), 64), (Size) INT_MAX);
@@ -119,6 +124,13 @@ grid_build_put(GridBuildSpool *sp, const GridEntry *e)
 		return;
 	}
 	it.e = *e;
+	grid_build_put_item(sp, &it);
+}
+
+/* one entry whose centre is known */
+void
+grid_build_put_item(GridBuildSpool *sp, const GridItem *it)
+{
 	if (sp->sample == NULL && hi_list_full(sp->items))
 	{
 		/* about to spill: sample what the array holds first */
@@ -129,9 +141,9 @@ grid_build_put(GridBuildSpool *sp, const GridEntry *e)
 		for (i = 0; i < hi_list_count(sp->items); i++)
 			sample_offer(sp, &arr[i]);
 	}
-	hi_list_put(sp->items, &it);
+	hi_list_put(sp->items, it);
 	if (sp->sample != NULL)
-		sample_offer(sp, &it);
+		sample_offer(sp, it);
 }
 
 /* ---- external build ---- */
@@ -430,13 +442,47 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 		pfree(deferred);
 }
 
-/* The entries of sp did not fit in memory: build from its file and sample */
+/*
+ * The part of the grid over [lo, hi) from the items of sp (all centres
+ * inside): partitioned in memory if they are there, else from their file
+ * and sample.  The items are consumed.
+ */
 void
-grid_build_spilled(GridBuild *bs, GridBuildSpool *sp)
+grid_build_part(GridBuild *bs, GridBuildSpool *sp, const double *lo, const double *hi)
 {
-	double		lo[2] = {-INFINITY, -INFINITY};
-	double		hi[2] = {INFINITY, INFINITY};
+	if (!hi_list_spilled(sp->items))
+	{
+		Size		n = hi_list_count(sp->items);
+		GridSet		set;
 
+		if (n > INT_MAX)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many entries for an in-memory grid bulk load")));
+		grid_set_begin(&set, (GridItem *) hi_list_array(sp->items), (int) n);
+		grid_build_groups(bs, &set, lo, hi);
+		grid_set_end(&set);
+		return;
+	}
 	build_external(bs, sp->items, sp->sample, sp->nsample, lo, hi, sp->budget);
 	sp->sample = NULL;
+}
+
+/*
+ * The items collected so far, for the caller to read (and end); sp starts
+ * over with none, and no sample
+ */
+HiSpillList *
+grid_build_take_items(GridBuildSpool *sp)
+{
+	HiSpillList *old = sp->items;
+
+	if (sp->sample)
+		pfree(sp->sample);
+	sp->sample = NULL;
+	sp->nsample = 0;
+	sp->seen = 0;
+	pg_prng_seed(&sp->rng, GRID_SAMPLE_SEED);
+	sp->items = hi_list_begin(sizeof(GridItem), items_room(sp->budget));
+	return old;
 }

@@ -335,6 +335,51 @@ chain_replace(Grid *g, uint32 b, const GridEntry *e, int n)
 	gc_replace(g, b, e, n);
 }
 
+/*
+ * GridStoreOps.bulk: each new bucket a chain of fresh pages (one, unless
+ * its entries share a centre beyond a page), numbered as create and
+ * replace would number them
+ */
+static void
+gc_bulk(Grid *g, GridWriter *w, const GridEntry *e, const int *first, int n, uint32 *ids)
+{
+	int			cap = grid_chain_capacity(g->gs->page_size);
+	int			total = 0;
+	uint32	   *pages;
+	int			p = 0;
+	int			i,
+				j;
+
+	for (i = 0; i < n; i++)
+		total += Max(1, (first[i + 1] - first[i] + cap - 1) / cap);
+	pages = palloc(sizeof(uint32) * Max(total, 1));
+	gw_alloc(w, pages, total);
+	for (i = 0; i < n; i++)
+	{
+		int			cnt = first[i + 1] - first[i];
+		int			need = Max(1, (cnt + cap - 1) / cap);
+
+		ids[i] = pages[p];
+		for (j = 0; j < need; j++)
+		{
+			char	   *pg = gw_page(w, pages[p + j], 0, GRID_PAGE_BUCKET);
+			int			take = Max(0, Min(cap, cnt - j * cap));
+
+			if (take > 0)
+				memcpy(GC_ENTRIES(pg), e + first[i] + j * cap, sizeof(GridEntry) * take);
+			GC_PH(pg)->nentries = take;
+			GC_PH(pg)->link = j + 1 < need ? pages[p + j + 1] : HI_INVALID_PAGE;
+			if (j == 0)
+			{
+				GC_HEAD(pg)->total = cnt;
+				GC_HEAD(pg)->tail = pages[p + need - 1];
+			}
+		}
+		p += need;
+	}
+	pfree(pages);
+}
+
 const GridStoreOps grid_chain_ops = {
 	.name = "gffm",
 	.capacity = grid_chain_capacity,
@@ -347,4 +392,5 @@ const GridStoreOps grid_chain_ops = {
 	.remove = chain_remove,
 	.replace = chain_replace,
 	.vacuum = gc_vacuum,
+	.bulk = gc_bulk,
 };

@@ -25,6 +25,8 @@ typedef struct GridItem
 /* ---- bulk load (grid_build.c, grid_build_spill.c) ---- */
 
 #define GRID_BUILD_FILL_PCT 75
+/* a bulk-loaded sub-directory fills at most this much of its page */
+#define GRID_BUILD_DIR_PCT	70
 
 /* boundaries collected for a directory's scales, per dimension */
 typedef struct GridCoords
@@ -52,7 +54,18 @@ typedef struct GridBuild
 	int			nsub;
 	int			maxsub;
 	Size		done;			/* entries placed (progress) */
+	GridWriter *writer;			/* pages of stores with bulk; else the buffers */
 } GridBuild;
+
+/* What a parallel worker's collector holds (grid_build_export) */
+typedef struct GridPeer
+{
+	bool		valid;
+	bool		spilled;		/* its items are not all in memory */
+	Size		n;				/* its items */
+	double		lo[2];			/* its centres' extremes */
+	double		hi[2];
+} GridPeer;
 
 /*
  * The collector of CREATE INDEX (grid_build_spill.c): entries with a
@@ -71,6 +84,8 @@ struct GridBuildSpool
 	int			maxsample;
 	uint64		seen;			/* items offered to the sample */
 	pg_prng_state rng;
+	HiLoadHelper helper;		/* start NULL: none (grid_build_split.c) */
+	GridPeer	peer;			/* the helper's entries, kept there */
 };
 
 /*
@@ -96,7 +111,15 @@ extern int	grid_set_cut(GridSet *s, int want, int total, GridSet *lower, GridSet
 						 int *dim, double *v);
 extern void grid_build_groups(GridBuild *bs, GridSet *s, const double *lo,
 							  const double *hi);
-extern void grid_build_spilled(GridBuild *bs, GridBuildSpool *sp);
+extern void grid_build_part(GridBuild *bs, GridBuildSpool *sp, const double *lo,
+							const double *hi);
+extern HiSpillList *grid_build_take_items(GridBuildSpool *sp);
+extern void grid_build_put_item(GridBuildSpool *sp, const GridItem *it);
+extern bool grid_build_shared(GridBuild *bs, GridBuildSpool *sp, const double *lo,
+							  const double *hi);
+extern GridWriter *gw_begin(Grid *g);
+extern void gw_share(GridWriter *w, const HiLoadShared *shared);
+extern void gw_end(GridWriter *w);
 
 #define GRID_SPLIT_NONE		0	/* all centres equal: cannot split */
 #define GRID_SPLIT_EXISTING 1	/* along a boundary inside the region */

@@ -124,18 +124,18 @@ lb_btt_free(Grid *g, uint32 b)
 }
 
 /*
- * A record of the bucket went to log-bucket page: count it in the last
- * list element if that is the page, else append the page (Algorithm 2,
- * lines 4-6).
+ * cnt records of the bucket went to log-bucket page: count them in the
+ * last list element if that is the page, else append the page
+ * (Algorithm 2, lines 4-6).
  */
 void
-lb_list_add(Grid *g, LbBtt *bt, uint32 page)
+lb_list_add_n(Grid *g, LbBtt *bt, uint32 page, uint32 cnt)
 {
 	LbRef	   *l = lb_list(bt);
 
 	if (bt->nlist > 0 && l[bt->nlist - 1].page == page)
 	{
-		l[bt->nlist - 1].cnt++;
+		l[bt->nlist - 1].cnt += cnt;
 		return;
 	}
 	if (bt->nlist == bt->cap)
@@ -147,8 +147,14 @@ lb_list_add(Grid *g, LbBtt *bt, uint32 page)
 		l = lb_list(bt);
 	}
 	l[bt->nlist].page = page;
-	l[bt->nlist].cnt = 1;
+	l[bt->nlist].cnt = cnt;
 	bt->nlist++;
+}
+
+void
+lb_list_add(Grid *g, LbBtt *bt, uint32 page)
+{
+	lb_list_add_n(g, bt, page, 1);
 }
 
 LbPage *

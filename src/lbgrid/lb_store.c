@@ -671,6 +671,92 @@ lb_vacuum(Grid *g, uint32 b, GridVacuumFn fn, void *arg,
 	pfree(bd.e);
 }
 
+/*
+ * GridStoreOps.bulk: the records of n new buckets, one after the other,
+ * packed into fresh log-buckets written sealed and in bucket order, as the
+ * working log-bucket would have taken them; then the BTT and the
+ * log-bucket table learn of them.  Only the last log-bucket of a call may
+ * be partly filled (it is sealed all the same; it is not a compaction
+ * candidate, as all its records count).
+ */
+static void
+lb_bulk(Grid *g, GridWriter *w, const GridEntry *e, const int *first, int n, uint32 *ids)
+{
+	int			cap = lb_capacity(g->gs->page_size);
+	int			total = first[n];
+	int			npages = (total + cap - 1) / cap;
+	uint32	   *pages = palloc(sizeof(uint32) * Max(npages, 1));
+	LbShared   *ls;
+	uint64		ts0;
+	int			b = 0;
+	int			k = 0;
+	int			i;
+
+	gw_lock(w);
+	ls = lb_shared(g);
+	for (i = 0; i < n; i++)
+		ids[i] = lb_btt_new(g);
+	ts0 = ls->ts;
+	ls->ts += total;
+	for (i = 0; i < npages; i++)
+		pages[i] = grid_page_alloc(g);
+	gw_unlock(w);
+
+	for (i = 0; i < npages; i++)
+	{
+		char	   *pg = gw_page(w, pages[i], 0, GRID_PAGE_LOG | LB_HDR_SORTED);
+		LbRecord   *r = LB_RECORDS(pg);
+		int			take = Min(cap, total - i * cap);
+		bool		sorted = true;
+		int			j;
+
+		for (j = 0; j < take; j++, k++)
+		{
+			while (k >= first[b + 1])
+				b++;
+			r[j].bucket = ids[b];
+			r[j].op = LB_OP_INSERT;
+			r[j].kind = e[k].kind;
+			r[j].ts = ts0 + k;
+			r[j].box = e[k].box;
+			r[j].tid = e[k].tid;
+			if (j > 0 && r[j].bucket < r[j - 1].bucket)
+				sorted = false;
+		}
+		/* reused bucket ids need not ascend */
+		if (!sorted)
+			qsort(r, take, sizeof(LbRecord), cmp_bucket_ts);
+		((HiPageHeader *) pg)->nentries = take;
+	}
+
+	gw_lock(w);
+	ls = lb_shared(g);
+	for (i = 0; i < n; i++)
+	{
+		LbBtt	   *bt = lb_btt(g, ids[i]);
+
+		bt->since = ts0;
+		bt->nrec = bt->nlive = first[i + 1] - first[i];
+		for (k = first[i]; k < first[i + 1];)
+		{
+			int			end = Min(first[i + 1], (k / cap + 1) * cap);
+
+			lb_list_add_n(g, bt, pages[k / cap], end - k);
+			k = end;
+		}
+	}
+	for (i = 0; i < npages; i++)
+	{
+		LbPage	   *lp = lb_page(g, pages[i]);
+
+		lp->nrec = lp->nref = Min(cap, total - i * cap);
+		lp->flags = LB_PAGE_LOG | LB_PAGE_SEALED;
+		ls->sealed++;
+	}
+	gw_unlock(w);
+	pfree(pages);
+}
+
 const GridStoreOps lb_store_ops = {
 	.name = "log",
 	.capacity = lb_capacity,
@@ -691,4 +777,5 @@ const GridStoreOps lb_store_ops = {
 	.check = lb_check,
 	.inspect = lb_inspect,
 	.page_info = lb_page_info,
+	.bulk = lb_bulk,
 };

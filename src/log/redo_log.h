@@ -68,6 +68,7 @@ extern HiWalImage *hi_wal_image_join(HiIndexShared *sh);
 extern void hi_wal_image_leave(HiWalImage *img);
 extern void hi_wal_image_abandon(HiWalImage *img);
 extern void hi_wal_image_insert(const char *rec, Size len);
+extern void hi_wal_image_sync(void);
 extern void hi_wal_log_image_map(HiIndexShared *sh);
 extern void hi_wal_log_pages(HiIndexShared *sh, const uint32 *ptes,
 							 char *const *pages, int n);

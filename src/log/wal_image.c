@@ -45,6 +45,9 @@ struct HiWalImage
 	char	   *buf;			/* HI_IMAGE_CHUNK bytes */
 };
 
+/* this process's stream, while it watches */
+static HiWalImage *watching = NULL;
+
 static uint8
 tier_file(int tier)
 {
@@ -104,6 +107,7 @@ watch_begin(HiIndexShared *sh, HiWalImageSink sink, void *arg)
 	img->tier = -1;
 	img->buf = palloc(HI_IMAGE_CHUNK);
 	hi_files_watch(sh, &watch);
+	watching = img;
 	return img;
 }
 
@@ -112,6 +116,7 @@ static void
 watch_end(HiWalImage *img)
 {
 	hi_files_watch(NULL, NULL);
+	watching = NULL;
 	flush_pending(img);
 }
 
@@ -164,6 +169,19 @@ hi_wal_image_leave(HiWalImage *img)
 	pfree(img);
 }
 
+/*
+ * Emit this process's pending chunk now.  Two processes writing one index
+ * (a parallel build's leader and helper) call this before the other may
+ * write: a slot superseded by one of them can be reused by the other, and
+ * replay must see the two writes of its bytes in the order they happened.
+ */
+void
+hi_wal_image_sync(void)
+{
+	if (watching != NULL)
+		flush_pending(watching);
+}
+
 /* A write of the build (HiFileWatch.written; arg is the HiWalImage) */
 void
 hi_wal_image_written(void *arg, int tier, uint64 offset, const char *data, uint32 len)
@@ -207,7 +225,10 @@ void
 hi_wal_image_abandon(HiWalImage *img)
 {
 	if (img != NULL)
+	{
 		hi_files_watch(NULL, NULL);
+		watching = NULL;
+	}
 }
 
 /*

@@ -276,7 +276,7 @@ extern void rt_build_export(RtBuild *b, BufFile *file);
 extern void rt_build_presort(RtBuild *b);
 extern Size rt_build_import(RtBuild *b, BufFile *file, const char *name);
 extern void rt_build_set_helper(RtBuild *b, const HiLoadHelper *helper);
-extern void rt_bulk_help(HiIndex *idx, const void *task, Size len, const HiLoadFiles *files);
+extern void rt_bulk_help(HiIndex *idx, const void *task, Size len, const HiLoadShared *shared);
 extern void rt_bulk_load(HiIndex *idx, RtBuild *b);
 
 /* rtree_search.c */

@@ -420,7 +420,7 @@ add_part(RtSpool *m, BufFile *file, int fileno, off_t offset, Size idx, Size n)
 static RtSpool *
 pack_leaves_split(PageWriter *w, RtBuild *b, uint32 cap, Size *done)
 {
-	const HiLoadFiles *f = &b->helper.files;
+	const HiLoadShared *f = &b->helper.shared;
 	RtPart	   *p = &b->part;
 	Size		esz = sizeof(RtLeafEntry);
 	BufFile    *a = f->create(f->arg, RT_SPLIT_A);
@@ -515,7 +515,7 @@ pack_leaves_split(PageWriter *w, RtBuild *b, uint32 cap, Size *done)
  * builder holds tree_lock and waits for this.
  */
 void
-rt_bulk_help(HiIndex *idx, const void *taskp, Size len, const HiLoadFiles *f)
+rt_bulk_help(HiIndex *idx, const void *taskp, Size len, const HiLoadShared *f)
 {
 	RtSplitTask t;
 	RtSpool    *m;
