@@ -12,8 +12,9 @@
  * sub-directory as soon as its buckets' directory fits in 70 % of a page
  * (room for later splits); otherwise it is cut again at the root level.
  *
- * Pages are written through the grid's buffers, so a large build reaches
- * the device as CLRU batches; the build ends with a checkpoint.
+ * Pages are written straight to storage by the build's page writer
+ * (grid_build_write.c), in batches, each once; the build ends with a
+ * checkpoint.
  *
  * This file partitions entries that are all in memory (CREATE INDEX when
  * they fit in maintenance_work_mem, and the reorganisation of one
