@@ -34,6 +34,22 @@ extern void hi_frame_mark_dirty(HiFrame f);
 extern void hi_frame_release(HiFrame f);
 extern void hi_cache_flush_index(HiIndexShared *sh, int slotno);
 
+/* a bulk load's batch of new pages (cache/page_batch.c) */
+typedef struct HiPageBatch
+{
+	HiIndex    *idx;
+	char	   *mem;
+	char	  **pages;			/* max aligned page buffers */
+	uint32	   *pagenos;		/* of pages, for the cache's copies */
+	int			max;
+	int			n;				/* handed out, not yet written */
+} HiPageBatch;
+
+extern void hi_page_batch_init(HiPageBatch *b, HiIndex *idx);
+extern char *hi_page_batch_next(HiPageBatch *b);
+extern void hi_page_batch_flush(HiPageBatch *b);
+extern void hi_page_batch_end(HiPageBatch *b);
+
 /* dirty pages parked while the disk is full (cache/page_spill.c) */
 extern Size hi_spill_shmem_size(int nentries);
 extern void hi_spill_shmem_init(int nentries);

@@ -163,6 +163,46 @@ grid_set_end(GridSet *s)
 #define SET_C(s, k, i)	((s)->items[(s)->by[k][i]].c[k])
 
 /*
+ * The rules of a cut, shared with the parallel build's first cut
+ * (grid_build_split.c), which must make the same one: along the wider
+ * spread of the centres (x on a tie) ...
+ */
+int
+grid_cut_dim(const double *lo, const double *hi)
+{
+	return hi[GRID_X] - lo[GRID_X] >= hi[GRID_Y] - lo[GRID_Y] ? GRID_X : GRID_Y;
+}
+
+/* ... at the position nearest n * want / total, inside the set ... */
+int64
+grid_cut_pos(int64 n, int want, int total)
+{
+	int64		m = n * want / total;
+
+	return Max(1, Min(n - 1, m));
+}
+
+/*
+ * ... moved off a run [lo, hi) of equal coordinates holding it, to the
+ * nearer end (the lower one on a tie) that is inside the set ...
+ */
+int64
+grid_cut_off_run(int64 m, int64 lo, int64 hi, int64 n)
+{
+	Assert(lo >= 1 || hi < n);
+	return (lo >= 1 && (hi >= n || m - lo <= hi - m)) ? lo : hi;
+}
+
+/* ... at a coordinate between the last below and the first above */
+double
+grid_cut_value(double lower_max, double upper_min)
+{
+	double		v = (lower_max + upper_min) / 2;
+
+	return (v > lower_max && v <= upper_min) ? v : upper_min;
+}
+
+/*
  * Cut a set (n > 1) in two, the lower part holding about n * want / total
  * items, along its wider dimension: returns the count below the cut (0: all
  * centres coincide) and the cut's dimension and coordinate, and makes
@@ -175,7 +215,8 @@ grid_set_cut(GridSet *s, int want, int total, GridSet *lower, GridSet *upper,
 			 int *dim, double *v)
 {
 	int			n = s->n;
-	double		spread[2];
+	double		lo[2],
+				hi[2];
 	int			k,
 				o,
 				m,
@@ -187,36 +228,32 @@ grid_set_cut(GridSet *s, int want, int total, GridSet *lower, GridSet *upper,
 				upper_min;
 
 	for (k = 0; k < 2; k++)
-		spread[k] = SET_C(s, k, n - 1) - SET_C(s, k, 0);
-	k = spread[GRID_X] >= spread[GRID_Y] ? GRID_X : GRID_Y;
-	if (!(spread[k] > 0))
+	{
+		lo[k] = SET_C(s, k, 0);
+		hi[k] = SET_C(s, k, n - 1);
+	}
+	k = grid_cut_dim(lo, hi);
+	if (!(hi[k] - lo[k] > 0))
 		return 0;				/* both spreads are 0: one centre */
 
-	m = (int) ((int64) n * want / total);
-	m = Max(1, Min(n - 1, m));
+	m = (int) grid_cut_pos(n, want, total);
 	t = SET_C(s, k, m);
 	if (!(SET_C(s, k, m - 1) < t))
 	{
-		/* m is inside a run of equal coordinates [lo, hi) */
-		int			lo = m,
-					hi = m;
+		/* m is inside a run of equal coordinates [rlo, rhi) */
+		int			rlo = m,
+					rhi = m;
 
-		while (lo >= 1 && SET_C(s, k, lo - 1) == t)
-			lo--;
-		while (hi < n && SET_C(s, k, hi) == t)
-			hi++;
-		Assert(lo >= 1 || hi < n);
-		if (lo >= 1 && (hi >= n || m - lo <= hi - m))
-			m = lo;
-		else
-			m = hi;
+		while (rlo >= 1 && SET_C(s, k, rlo - 1) == t)
+			rlo--;
+		while (rhi < n && SET_C(s, k, rhi) == t)
+			rhi++;
+		m = (int) grid_cut_off_run(m, rlo, rhi, n);
 	}
 	lower_max = SET_C(s, k, m - 1);
 	upper_min = SET_C(s, k, m);
 	*dim = k;
-	*v = (lower_max + upper_min) / 2;
-	if (!(*v > lower_max && *v <= upper_min))
-		*v = upper_min;
+	*v = grid_cut_value(lower_max, upper_min);
 
 	/*
 	 * The other list, split stably by side.  The sides are bits by item

@@ -281,7 +281,7 @@ select_key(const uint64 *keys, Size n, Size m)
 static double
 first_cut(const uint64 *keys, Size n, int k, Size *below_n)
 {
-	Size		m = (Size) ((uint64) n * (k / 2) / k);
+	Size		m = (Size) grid_cut_pos((int64) n, k / 2, k);
 	Size		lt = 0,
 				le = 0,
 				i;
@@ -290,10 +290,8 @@ first_cut(const uint64 *keys, Size n, int k, Size *below_n)
 				abovek = ~UINT64CONST(0);
 	double		t,
 				lower_max,
-				upper_min,
-				v;
+				upper_min;
 
-	m = Max(1, Min(n - 1, m));
 	tkey = select_key(keys, n, m);
 	for (i = 0; i < n; i++)
 	{
@@ -312,19 +310,11 @@ first_cut(const uint64 *keys, Size n, int k, Size *below_n)
 	t = key_double(tkey);
 	/* sorted, positions [lt, le) hold t: move m off the run as the cut does */
 	if (m != lt)
-	{
-		if (lt >= 1 && (le >= n || m - lt <= le - m))
-			m = lt;
-		else
-			m = le;
-	}
+		m = (Size) grid_cut_off_run((int64) m, (int64) lt, (int64) le, (int64) n);
 	lower_max = m == lt ? key_double(belowk) : t;
 	upper_min = m == lt ? t : key_double(abovek);
-	v = (lower_max + upper_min) / 2;
-	if (!(v > lower_max && v <= upper_min))
-		v = upper_min;
 	*below_n = m;
-	return v;
+	return grid_cut_value(lower_max, upper_min);
 }
 
 /* The helper does task; the leader goes on meanwhile, then waits */
@@ -480,13 +470,6 @@ worth_sharing(GridBuild *bs, Size n, int *k)
 	return gd_flat_size(1, 1, *k) > (Size) grid_dir_capacity(bs->g) * GRID_BUILD_DIR_PCT / 100;
 }
 
-/* the wider spread of the centres' extremes, as grid_set_cut chooses */
-static int
-wider(const double *lo, const double *hi)
-{
-	return hi[GRID_X] - lo[GRID_X] >= hi[GRID_Y] - lo[GRID_Y] ? GRID_X : GRID_Y;
-}
-
 /*
  * The exact first cut of the leader's and the helper's items, all in
  * memory; false if there is none
@@ -516,7 +499,7 @@ plan_exact(GridBuild *bs, GridBuildSpool *sp, int k, int *dim, double *v)
 			lo[d] = Min(lo[d], items[i].c[d]);
 			hi[d] = Max(hi[d], items[i].c[d]);
 		}
-	d = wider(lo, hi);
+	d = grid_cut_dim(lo, hi);
 	if (!(hi[d] - lo[d] > 0))
 		return false;
 
@@ -593,7 +576,7 @@ plan_sampled(GridBuild *bs, GridBuildSpool *sp, int k, int *dim, double *v)
 			lo[d] = Min(lo[d], all[i]->c[d]);
 			hi[d] = Max(hi[d], all[i]->c[d]);
 		}
-	d = wider(lo, hi);
+	d = grid_cut_dim(lo, hi);
 	below_n = 0;
 	if (ns > 1 && hi[d] - lo[d] > 0)
 	{

@@ -109,6 +109,10 @@ extern void grid_set_begin(GridSet *s, GridItem *items, int n);
 extern void grid_set_end(GridSet *s);
 extern int	grid_set_cut(GridSet *s, int want, int total, GridSet *lower, GridSet *upper,
 						 int *dim, double *v);
+extern int	grid_cut_dim(const double *lo, const double *hi);
+extern int64 grid_cut_pos(int64 n, int want, int total);
+extern int64 grid_cut_off_run(int64 m, int64 lo, int64 hi, int64 n);
+extern double grid_cut_value(double lower_max, double upper_min);
 extern void grid_build_groups(GridBuild *bs, GridSet *s, const double *lo,
 							  const double *hi);
 extern void grid_build_part(GridBuild *bs, GridBuildSpool *sp, const double *lo,

@@ -53,13 +53,8 @@
 
 typedef struct PageWriter
 {
+	HiPageBatch batch;
 	HiIndex    *idx;
-	char	   *mem;
-	char	  **pages;
-	uint32	   *pagenos;		/* of pages, for the cache's copies */
-	int			max;
-	int			n;
-	uint64		written;
 	bool		fixed;			/* numbers from next (a helper's range) */
 	uint32		next;
 } PageWriter;
@@ -67,47 +62,18 @@ typedef struct PageWriter
 static void
 writer_init(PageWriter *w, HiIndex *idx)
 {
+	hi_page_batch_init(&w->batch, idx);
 	w->idx = idx;
-	w->max = Max(hi_io_depth, 8);
-	w->mem = palloc((Size) w->max * idx->page_size + HI_IO_ALIGN);
-	w->pages = palloc(sizeof(char *) * w->max);
-	w->pagenos = palloc(sizeof(uint32) * w->max);
-	for (w->n = 0; w->n < w->max; w->n++)
-		w->pages[w->n] = (char *) TYPEALIGN(HI_IO_ALIGN, w->mem) +
-			(Size) w->n * w->idx->page_size;
-	w->n = 0;
-	w->written = 0;
 	w->fixed = false;
 	w->next = 0;
-}
-
-static void
-writer_flush(PageWriter *w)
-{
-	hi_store_write(w->idx->sh, w->pages, w->n);
-	if (w->idx->sh->budget_frames == 0 && w->n > 0)
-	{
-		int			i;
-
-		for (i = 0; i < w->n; i++)
-			w->pagenos[i] = ((HiPageHeader *) w->pages[i])->pageno;
-		hi_cache_put_clean(w->idx, w->pagenos, w->n, w->pages);
-	}
-	w->written += w->n;
-	w->n = 0;
-	CHECK_FOR_INTERRUPTS();
 }
 
 /* A zeroed page buffer with a fresh page number */
 static char *
 writer_page(PageWriter *w, uint16 level, uint16 flags, uint32 *pageno)
 {
-	char	   *page;
+	char	   *page = hi_page_batch_next(&w->batch);
 
-	if (w->n == w->max)
-		writer_flush(w);
-	page = w->pages[w->n++];
-	memset(page, 0, w->idx->page_size);
 	*pageno = w->fixed ? w->next++ : w->idx->sh->meta.npages++;
 	rt_page_init(page, *pageno, level, flags);
 	return page;
@@ -535,7 +501,7 @@ rt_bulk_help(HiIndex *idx, const void *taskp, Size len, const HiLoadShared *f)
 	w.next = t.first_page;
 	pack_slices(&w, m, t.a_n + t.b_n, t.per_slice, sizeof(RtLeafEntry), 0, t.cap,
 				t.budget, NULL, up, NULL);
-	writer_flush(&w);
+	hi_page_batch_end(&w.batch);
 	rt_spool_end(m);
 	BufFileClose(up);
 }
@@ -569,7 +535,7 @@ rt_bulk_load(HiIndex *idx, RtBuild *b)
 			BufFileClose(b->part.file);
 		rt_spool_end(b->leaves);
 		pfree(b);
-		writer_flush(&w);
+		hi_page_batch_end(&w.batch);
 		rt_init_empty(idx);
 		return;
 	}
@@ -598,7 +564,7 @@ rt_bulk_load(HiIndex *idx, RtBuild *b)
 	rt_spool_sort(level);
 	rt_spool_get(level, &root);
 	rt_spool_end(level);
-	writer_flush(&w);
+	hi_page_batch_end(&w.batch);
 	meta->root = root.child;
 	meta->height = height;
 	meta->nentries = nleaf;
