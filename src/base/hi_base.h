@@ -352,7 +352,6 @@ extern bool hi_list_spilled(const HiSpillList *l);
 extern char *hi_list_array(HiSpillList *l);
 extern void hi_list_truncate(HiSpillList *l, Size n);
 extern char *hi_list_extend(HiSpillList *l, Size n);
-extern char *hi_list_release(HiSpillList *l, Size *count);
 extern void hi_list_rewind(HiSpillList *l);
 extern bool hi_list_next(HiSpillList *l, void *rec);
 extern void hi_list_end(HiSpillList *l);

@@ -238,22 +238,6 @@ hi_list_extend(HiSpillList *l, Size n)
 	return p;
 }
 
-/*
- * The array of an in-memory list, now the caller's (palloc'd, count
- * records); the list is left empty
- */
-char *
-hi_list_release(HiSpillList *l, Size *count)
-{
-	char	   *arr = l->arr;
-
-	Assert(l->file == NULL);
-	*count = l->n;
-	l->arr = NULL;
-	l->n = l->alloc = 0;
-	return arr;
-}
-
 /* start reading from the first record */
 void
 hi_list_rewind(HiSpillList *l)
