@@ -44,6 +44,7 @@ def parse(argv):
                     "hyrtree-placement also probe-qd1 (probe with io_depth = 1, one page read at a time "
                     "as the paper's R-tree) and runs them in the order given, the others probes first. "
                     "Default probe,sql (hyrtree-placement), sql (the others)")
+    ap.add_argument("--query-count", type=int, help="gist-compare: queries per query set (default 1,000)")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold runs")
     ap.add_argument("--buffer-kb", type=int, help="hgrid-thesis: buffer_size of every index (kB; default 8192, "
                     "the thesis' 8 MB)")
@@ -212,6 +213,10 @@ def main(argv):
         kw["page_sizes"] = tuple(int(x) for x in args.page_sizes.split(","))
     if args.queries and args.preset in ("hyrtree-placement", "hgrid-thesis", "lbgrid-thesis"):
         kw["queries"] = args.queries
+    if args.query_count and args.preset == "gist-compare":
+        if args.query_count < 1:
+            sys.exit("bench: --query-count must be at least 1")
+        kw["query_count"] = args.query_count
     if args.buffer_kb and args.preset == "hgrid-thesis":
         kw["buffer_kb"] = args.buffer_kb
     if args.epoch_size and args.preset == "hyrtree-placement":

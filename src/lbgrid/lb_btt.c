@@ -151,12 +151,6 @@ lb_list_add_n(Grid *g, LbBtt *bt, uint32 page, uint32 cnt)
 	bt->nlist++;
 }
 
-void
-lb_list_add(Grid *g, LbBtt *bt, uint32 page)
-{
-	lb_list_add_n(g, bt, page, 1);
-}
-
 LbPage *
 lb_page(Grid *g, uint32 pageno)
 {

@@ -194,8 +194,8 @@ append(Grid *g, uint32 b, uint8 op, const GridEntry *e, int n)
 		lp->nrec += take;
 		lp->nref += take;
 		bt = lb_btt(g, b);
-		for (i = 0; i < take; i++)
-			lb_list_add(g, bt, w);
+		if (take > 0)
+			lb_list_add_n(g, bt, w, take);
 		bt->nrec += take;
 		if (op == LB_OP_INSERT)
 			bt->nlive += take;

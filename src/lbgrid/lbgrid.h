@@ -106,7 +106,6 @@ extern LbBtt *lb_btt(Grid *g, uint32 b);
 extern LbRef *lb_list(LbBtt *bt);
 extern uint32 lb_btt_new(Grid *g);
 extern void lb_btt_free(Grid *g, uint32 b);
-extern void lb_list_add(Grid *g, LbBtt *bt, uint32 page);
 extern void lb_list_add_n(Grid *g, LbBtt *bt, uint32 page, uint32 cnt);
 extern LbPage *lb_page(Grid *g, uint32 pageno);
 extern void lb_init_ext(Grid *g);
