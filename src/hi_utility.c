@@ -58,6 +58,7 @@
 #include "utils/syscache.h"
 
 #include "base/hi_base.h"
+#include "am/am_common.h"
 #include "core/hi_core.h"
 #include "storage/storage.h"
 #include "hi_utility.h"
@@ -313,6 +314,13 @@ hi_process_utility(PlannedStmt *pstmt, const char *queryString,
 {
 	List	   *rebuild;
 
+	/*
+	 * Index entries of rows inserted so far go in before the command can
+	 * read, rebuild, move or drop their index (COMMIT and PREPARE do it
+	 * themselves; a rollback drops them).
+	 */
+	if (!IsA(pstmt->utilityStmt, TransactionStmt))
+		am_pending_insert_all();
 	rebuild = hi_utility_before(pstmt->utilityStmt);
 
 	if (prev_process_utility)

@@ -11,6 +11,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "executor/executor.h"
 #include "catalog/objectaccess.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
@@ -37,6 +38,7 @@
 #include "storage/storage.h"
 #include "hi_planner.h"
 #include "hi_utility.h"
+#include "am/am_common.h"
 #include "am/rtam.h"
 #include "am/gridam.h"
 #include "efind/efind.h"
@@ -47,6 +49,8 @@ void		_PG_init(void);
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ExecutorStart_hook_type prev_executor_start = NULL;
+static ExecutorEnd_hook_type prev_executor_end = NULL;
 
 static void
 hi_shmem_request_hook(void)
@@ -79,7 +83,8 @@ hi_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-			/* the transaction's log records are durable before it commits */
+			/* deferred index entries go in, then their log records are durable */
+			am_pending_at_precommit();
 			hi_log_at_precommit();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
@@ -87,16 +92,19 @@ hi_xact_callback(XactEvent event, void *arg)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("cannot prepare a transaction that created or dropped a hybrid_index index")));
+			am_pending_at_precommit();
 			hi_log_at_precommit();
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
+			am_pending_at_xact_end();
 			hi_files_at_xact_end(true);
 			hi_log_at_xact_end();
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
+			am_pending_at_xact_end();
 			hi_cache_release_all();
 			hi_files_at_xact_end(false);
 			hi_log_at_xact_end();
@@ -112,9 +120,35 @@ hi_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 		hi_files_at_subxact_end(true, mySubid, parentSubid);
 	else if (event == SUBXACT_EVENT_ABORT_SUB)
 	{
+		am_pending_at_subxact_abort(mySubid);
 		hi_cache_release_all();
 		hi_files_at_subxact_end(false, mySubid, parentSubid);
 	}
+}
+
+/*
+ * Index entries that rows of earlier statements left waiting go in before
+ * a statement starts (am_insert_defer.c): before it plans parallel workers
+ * that would not see them, or calls functions that scan.
+ */
+static void
+hi_executor_start(QueryDesc *queryDesc, int eflags)
+{
+	am_pending_statement_start(queryDesc->plannedstmt);
+	if (prev_executor_start)
+		prev_executor_start(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+static void
+hi_executor_end(QueryDesc *queryDesc)
+{
+	am_pending_statement_end(queryDesc->plannedstmt);
+	if (prev_executor_end)
+		prev_executor_end(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
 }
 
 void
@@ -147,6 +181,10 @@ _PG_init(void)
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = hi_shmem_startup_hook;
 	hi_utility_install();
+	prev_executor_start = ExecutorStart_hook;
+	ExecutorStart_hook = hi_executor_start;
+	prev_executor_end = ExecutorEnd_hook;
+	ExecutorEnd_hook = hi_executor_end;
 
 	RegisterXactCallback(hi_xact_callback, NULL);
 	RegisterSubXactCallback(hi_subxact_callback, NULL);

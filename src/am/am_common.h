@@ -13,6 +13,7 @@
 #include "access/tableam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
+#include "nodes/plannodes.h"
 #include "storage/buffile.h"
 
 #include "base/hi_base.h"
@@ -27,6 +28,21 @@
 #define AM_STRATEGY_CONTAINS	7	/* ~ */
 #define AM_STRATEGY_WITHIN		8	/* @ */
 #define AM_STRATEGY_DISTANCE	13	/* <-> */
+
+/* ---- am_insert_defer.c ---- */
+
+/* how a core inserts a batch of entries, in order, logged with xid */
+typedef void (*am_insert_batch_fn) (HiIndex *idx, const HiKeyItem *items, int n,
+									TransactionId xid);
+
+extern void am_insert_deferred(Relation index, const HiKeyItem *item,
+							   am_insert_batch_fn insert);
+extern void am_pending_insert_all(void);
+extern void am_pending_at_precommit(void);
+extern void am_pending_at_xact_end(void);
+extern void am_pending_at_subxact_abort(SubTransactionId subid);
+extern void am_pending_statement_start(PlannedStmt *stmt);
+extern void am_pending_statement_end(PlannedStmt *stmt);
 
 /* ---- hi_sql.c ---- */
 extern List *hi_index_leaves(Oid relid);

@@ -34,6 +34,8 @@ am_beginscan(Relation index, int nkeys, int norderbys, Size opaque_size)
 	AmScanBase *so;
 
 	Assert(opaque_size >= sizeof(AmScanBase));
+	/* rows this session inserted earlier are in the index before it is read */
+	am_pending_insert_all();
 	so = palloc0(opaque_size);
 	so->idx = hi_am_open(index);
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index scan",
@@ -52,6 +54,7 @@ void
 am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 		  int norderbys)
 {
+	am_pending_insert_all();
 	if (keys && scan->numberOfKeys > 0)
 		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
 	if (orderbys && scan->numberOfOrderBys > 0)

@@ -131,6 +131,7 @@ hi_check_heap_all_indexed(Oid indexoid)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for table %s", get_rel_name(heapoid)),
 				 errdetail("heapallindexed locks the table in SHARE mode, which needs UPDATE, DELETE or TRUNCATE on it.")));
+	am_pending_insert_all();
 	heap = table_open(heapoid, ShareLock);
 	index = index_open(indexoid, AccessShareLock);
 	info = BuildIndexInfo(index);

@@ -74,9 +74,13 @@ static Relation
 probe_open(Oid indexoid, Oid geomtype, StrategyNumber strategy, const char *opname,
 		   Relation *heap, Oid *opno)
 {
-	Relation	index = relation_open(indexoid, AccessShareLock);
-	const char *name = RelationGetRelationName(index);
+	Relation	index;
+	const char *name;
 	Oid			opfamily;
+
+	am_pending_insert_all();
+	index = relation_open(indexoid, AccessShareLock);
+	name = RelationGetRelationName(index);
 
 	if (index->rd_rel->relkind != RELKIND_INDEX)
 		ereport(ERROR,

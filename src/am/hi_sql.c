@@ -77,9 +77,13 @@ our_leaves(Oid relid)
 static Relation
 open_our_index(Oid relid, LOCKMODE lockmode, HiIndex **idx, const HiAmOps **ops)
 {
-	Relation	rel = relation_open(relid, lockmode);
-	const HiAmOps *am = rel->rd_rel->relkind == RELKIND_INDEX ?
-		hi_am_ops(rel->rd_rel->relam) : NULL;
+	Relation	rel;
+	const HiAmOps *am;
+
+	/* what this session inserted is in the index before it is looked at */
+	am_pending_insert_all();
+	rel = relation_open(relid, lockmode);
+	am = rel->rd_rel->relkind == RELKIND_INDEX ? hi_am_ops(rel->rd_rel->relam) : NULL;
 
 	if (am == NULL)
 	{

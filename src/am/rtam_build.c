@@ -91,12 +91,12 @@ rtam_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			   Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 			   IndexInfo *info)
 {
-	HiIndex    *idx = hi_am_open(index);
-	HiBox		box;
-	HiKeyKind	kind;
+	HiKeyItem	item;
 
-	memset(&box, 0, sizeof(box));
-	kind = isnull[0] ? HI_KEY_NULL : hi_geom_box(values[0], &box);
-	rt_insert(idx, kind, &box, ht_ctid, GetTopTransactionId());
+	memset(&item, 0, sizeof(item));
+	item.kind = isnull[0] ? HI_KEY_NULL : hi_geom_box(values[0], &item.box);
+	item.tid = *ht_ctid;
+	/* in batches: the core reads their leaves ahead (am_insert_defer.c) */
+	am_insert_deferred(index, &item, rt_insert_batch);
 	return false;
 }

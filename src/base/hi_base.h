@@ -65,6 +65,7 @@ extern int	hi_max_page_size;
 extern int	hi_max_indexes;
 extern int	hi_io_method;
 extern int	hi_io_depth;
+extern int	hi_insert_batch;
 extern int	hi_checkpoint_log_kb;
 extern bool hi_emulate_devices;
 extern bool hi_recheck;
@@ -319,6 +320,12 @@ struct HiPageSource
 	int			(*batch_limit) (HiIndex *idx);
 	/* checkpoint: every change reaches the tier files (tree_lock held) */
 	void		(*flush_all) (HiIndex *idx);
+
+	/*
+	 * How many pages read ahead of their use stay in memory until then
+	 * (released pages the source keeps); 0: reading ahead saves nothing.
+	 */
+	int			(*ahead_limit) (HiIndex *idx);
 };
 
 /* ---- base/hi_spill.c ----

@@ -13,6 +13,7 @@ int			hi_max_page_size = HI_PAGE_SIZE_DEFAULT;
 int			hi_max_indexes = 256;
 int			hi_io_method = HI_IO_URING;
 int			hi_io_depth = 64;
+int			hi_insert_batch = 65536;
 int			hi_checkpoint_log_kb = 65536;
 bool		hi_emulate_devices = false;
 bool		hi_recheck = false;
@@ -94,6 +95,10 @@ static const HiGucDef hi_gucs[] = {
 		"Largest number of page I/Os submitted in one batch.",
 		NULL,
 		HI_GUC_INT, &hi_io_depth, 64, 1, 1024, NULL, PGC_SUSET, 0},
+	{"hybrid_index.insert_batch",
+		"Index entries a session keeps before inserting them into their index in one batch.",
+		"Entries of the rows a statement inserts go in together, before the session's next statement or scan and before its transaction commits; an R-tree inserts a batch by leaf and reads the leaves ahead, many per I/O batch. 0 inserts every entry at once.",
+		HI_GUC_INT, &hi_insert_batch, 65536, 0, 1024 * 1024, NULL, PGC_USERSET, 0},
 	{"hybrid_index.checkpoint_log_size",
 		"Redo log size of an index that triggers its checkpoint.",
 		NULL,

@@ -848,6 +848,19 @@ src_flush_all(HiIndex *idx)
 	hi_cache_flush_index(idx->sh, idx->slotno);
 }
 
+/*
+ * Pages read ahead stay in the cache until the reader needs them unless
+ * other pages evict them first: a quarter of the index's budget (or of
+ * the cache) leaves room for what the readers pin meanwhile.
+ */
+int
+hi_cache_ahead_limit(HiIndex *idx)
+{
+	int			cap = idx->sh->budget_frames > 0 ? idx->sh->budget_frames : cache_ctl->nframes;
+
+	return cap / 4;
+}
+
 const HiPageSource hi_cache_source = {
 	src_read_batch,
 	src_new_page,
@@ -856,5 +869,6 @@ const HiPageSource hi_cache_source = {
 	src_mark_dirty,
 	src_release,
 	hi_cache_batch_limit,
-	src_flush_all
+	src_flush_all,
+	hi_cache_ahead_limit
 };

@@ -17,6 +17,7 @@ extern Size hi_cache_shmem_size(void);
 extern void hi_cache_shmem_init(bool found);
 extern HiFrame hi_cache_read(HiIndex *idx, uint32 pageno);
 extern int	hi_cache_batch_limit(HiIndex *idx);
+extern int	hi_cache_ahead_limit(HiIndex *idx);
 extern int	hi_cache_frames(void);
 extern void hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n,
 								HiFrame *frames);

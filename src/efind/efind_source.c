@@ -279,6 +279,20 @@ src_flush_all(HiIndex *idx)
 	hi_cache_flush_index(idx->sh, idx->slotno);
 }
 
+/*
+ * Pages read ahead stay in memory only through the shared page cache; the
+ * paper's read buffer (buffer_size set) holds a few pages, which the
+ * insertions' own reads would push out first.
+ */
+static int
+src_ahead_limit(HiIndex *idx)
+{
+	Ef			ef;
+
+	ef_get(idx, &ef);
+	return ef_shares_cache(&ef) ? hi_cache_ahead_limit(idx) : 0;
+}
+
 const HiPageSource efind_source = {
 	src_read_batch,
 	src_new_page,
@@ -287,7 +301,8 @@ const HiPageSource efind_source = {
 	src_mark_dirty,
 	src_release,
 	src_batch_limit,
-	src_flush_all
+	src_flush_all,
+	src_ahead_limit
 };
 
 /* An error ended the operation: its private copies are dropped unrecorded */

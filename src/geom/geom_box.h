@@ -30,6 +30,14 @@ typedef enum HiKeyKind
 	HI_KEY_NULL = 2				/* SQL NULL */
 } HiKeyKind;
 
+/* One index entry of a geometry: its key and the heap row it stands for */
+typedef struct HiKeyItem
+{
+	HiBox		box;			/* set for HI_KEY_BOX only */
+	ItemPointerData tid;
+	uint8		kind;			/* HiKeyKind */
+} HiKeyItem;
+
 /*
  * Extract the 2-D float box of a geometry datum (which may be toasted;
  * only the header slice is detoasted when a cached box is present).

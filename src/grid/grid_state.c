@@ -667,5 +667,6 @@ const HiPageSource grid_page_source = {
 	.mark_dirty = src_mark_dirty,
 	.release = src_release,
 	.batch_limit = src_batch_limit,
-	.flush_all = src_flush_all
+	.flush_all = src_flush_all,
+	.ahead_limit = NULL			/* grids read no NULL-list pages ahead */
 };

@@ -241,12 +241,15 @@ rt_leaf_consistent(const RtQual *quals, int nquals, const HiBox *box)
 extern void rt_quadratic_split(const HiBox *boxes, int n, int min_fill, bool *right);
 
 /* rtree_insert.c */
-extern void rt_insert(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid,
-					  TransactionId xid);
 extern void rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box,
 							 ItemPointer tid);
 extern void rt_init_empty(HiIndex *idx);
 extern void rt_redo(HiIndex *idx, const HiLogRecord *rec);
+extern int	rt_choose_entry(const char *page, const HiBox *box);
+
+/* rtree_insert_batch.c */
+extern void rt_insert_batch(HiIndex *idx, const HiKeyItem *items, int n,
+							TransactionId xid);
 
 /*
  * rtree_spool.c: the entries of one level of a bulk load (leaf or internal

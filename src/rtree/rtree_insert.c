@@ -55,8 +55,8 @@ rt_init_empty(HiIndex *idx)
  */
 #define RT_MAX_INTERNAL ((HI_PAGE_SIZE_MAX - RT_HEADER_SIZE) / sizeof(RtInternalEntry))
 
-static int
-choose_entry(const char *page, const HiBox *box)
+int
+rt_choose_entry(const char *page, const HiBox *box)
 {
 	static double area[RT_MAX_INTERNAL];
 	static double enl[RT_MAX_INTERNAL];
@@ -206,7 +206,7 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 		{
 			char	   *page = rt_data(idx, path[l]);
 
-			slot[l] = choose_entry(page, box);
+			slot[l] = rt_choose_entry(page, box);
 			pageno = RT_INTERNAL(page)[slot[l]].child;
 		}
 	}
@@ -342,18 +342,6 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 	pfree(newf);
 	pfree(newno);
 	pfree(changes);
-}
-
-/* Insert with logging, the aminsert path */
-void
-rt_insert(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid,
-		  TransactionId xid)
-{
-	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
-	hi_log_append(idx, HI_LOG_INSERT, xid, kind, box, tid);
-	rt_insert_locked(idx, kind, box, tid);
-	hi_index_after_change(idx);
-	LWLockRelease(&idx->sh->tree_lock);
 }
 
 /* Apply one log record during recovery (tree_lock held exclusively) */

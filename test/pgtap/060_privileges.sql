@@ -256,10 +256,12 @@ SELECT is(hybrid_index_bench._count_rows('t060.secret'), 10000::bigint,
 		  'the benchmark counts rows of a regclass');
 
 -- GUCs --------------------------------------------------------------------------------
+-- (insert_batch: how many of its own inserted entries a session keeps, at
+-- most 32 MB of memory, like work_mem)
 SELECT is((SELECT array_agg(name::text ORDER BY name) FROM pg_settings
 		   WHERE name LIKE 'hybrid\_index.%' AND context = 'user'),
-		  ARRAY['hybrid_index.postgis_functions', 'hybrid_index.recheck'],
-		  'only hybrid_index.recheck and postgis_functions are settable by any user');
+		  ARRAY['hybrid_index.insert_batch', 'hybrid_index.postgis_functions', 'hybrid_index.recheck'],
+		  'only hybrid_index.recheck, postgis_functions and insert_batch are settable by any user');
 SELECT is((SELECT count(*) FROM pg_settings
 		   WHERE name LIKE 'hybrid\_index.%' AND context NOT IN ('user', 'superuser', 'sighup', 'postmaster')),
 		  0::bigint, 'every other setting is superuser, sighup or postmaster');

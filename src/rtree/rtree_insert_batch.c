@@ -1,0 +1,220 @@
+/*
+ * rtree_insert_batch.c
+ *	  Insertion of a batch of entries (the rows a statement inserted, which
+ *	  the access method hands over when they are needed): Guttman's Insert
+ *	  for each, grouped by the leaf it goes to, after reading those leaves
+ *	  ahead.
+ *
+ * One insertion reads the leaf it changes.  With the index larger than its
+ * memory that is a device read per row, waited for alone while the
+ * insertion holds tree_lock.  A batch knows its entries in advance: a
+ * descent for each (ChooseLeaf, changing nothing) names their leaves; the
+ * entries are ordered by leaf, so that a leaf several of them go to is read
+ * once, and each chunk's leaves (as many as the page source keeps in
+ * memory, its ahead_limit) are read in batches of the source's limit, so
+ * that the device serves them at its queue depth.  Then the chunk's entries
+ * go in through the unchanged algorithm, each logged before it goes in as a
+ * one-by-one insertion is (the log's order is the order they went in); a
+ * leaf that a split changed since the plan is read when an insertion needs
+ * it.
+ *
+ * The plan costs a descent per entry.  It is made only when the batch's
+ * first entries, inserted as they come, read their leaves from the device
+ * more than rarely (the index's device read counters say so).
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "rtree/rtree.h"
+#include "core/hi_core.h"
+#include "log/redo_log.h"
+
+/* fewer entries than this: nothing worth batching */
+#define RT_AHEAD_MIN	8
+/* most entries inserted under one hold of tree_lock */
+#define RT_CHUNK_MAX	4096
+
+static uint64
+device_reads(HiIndex *idx)
+{
+	uint64		n = 0;
+	int			t;
+
+	for (t = 0; t < HI_NUM_TIERS; t++)
+		n += pg_atomic_read_u64(&idx->sh->tiers[t].reads);
+	return n;
+}
+
+/* The leaf ChooseLeaf takes for box now */
+static uint32
+choose_leaf(HiIndex *idx, const HiBox *box)
+{
+	HiMeta	   *meta = &idx->sh->meta;
+	uint32		pageno = meta->root;
+	int			l;
+
+	for (l = meta->height - 1; l > 0; l--)
+	{
+		HiFrame		f = rt_read(idx, pageno);
+		const char *page = rt_data(idx, f);
+
+		pageno = RT_INTERNAL(page)[rt_choose_entry(page, box)].child;
+		rt_release(idx, f);
+	}
+	return pageno;
+}
+
+typedef struct RtPlanned
+{
+	uint32		leaf;			/* HI_INVALID_PAGE: NULL or EMPTY, no leaf */
+	int			item;
+} RtPlanned;
+
+static int
+cmp_planned(const void *a, const void *b)
+{
+	const RtPlanned *x = a;
+	const RtPlanned *y = b;
+
+	if (x->leaf != y->leaf)
+		return x->leaf < y->leaf ? -1 : 1;
+	return x->item < y->item ? -1 : x->item > y->item;
+}
+
+/*
+ * The leaves of n entries, and the order to insert them in: by leaf (in
+ * file order), so that the entries of one leaf go in together and it is
+ * read once, each leaf's entries in their own order.
+ */
+static RtPlanned *
+plan(HiIndex *idx, const HiKeyItem *items, int n)
+{
+	RtPlanned  *p = palloc(sizeof(RtPlanned) * n);
+	int			i;
+
+	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
+	for (i = 0; i < n; i++)
+	{
+		p[i].item = i;
+		p[i].leaf = items[i].kind == HI_KEY_BOX ?
+			choose_leaf(idx, &items[i].box) : HI_INVALID_PAGE;
+		if ((i & 1023) == 1023)
+			CHECK_FOR_INTERRUPTS();
+	}
+	LWLockRelease(&idx->sh->tree_lock);
+	qsort(p, n, sizeof(RtPlanned), cmp_planned);
+	return p;
+}
+
+/* Read n distinct pages in batches and release them; tree_lock held */
+static void
+read_ahead(HiIndex *idx, const uint32 *pagenos, int n)
+{
+	int			limit = Max(1, rt_batch_limit(idx));
+	HiFrame    *frames = palloc(sizeof(HiFrame) * limit);
+	int			i;
+
+	for (i = 0; i < n; i += limit)
+	{
+		int			k = Min(limit, n - i);
+		int			j;
+
+		rt_read_batch(idx, pagenos + i, k, frames);
+		for (j = 0; j < k; j++)
+			rt_release(idx, frames[j]);
+	}
+	pfree(frames);
+}
+
+/*
+ * Insert the k entries from position from (of the plan p, if any), each
+ * logged; tree_lock held
+ */
+static void
+insert_some(HiIndex *idx, const HiKeyItem *items, const RtPlanned *p, int from,
+			int k, TransactionId xid)
+{
+	int			j;
+
+	for (j = from; j < from + k; j++)
+	{
+		const HiKeyItem *it = &items[p ? p[j].item : j];
+		ItemPointerData tid = it->tid;
+
+		hi_log_append(idx, HI_LOG_INSERT, xid, (HiKeyKind) it->kind, &it->box, &tid);
+		rt_insert_locked(idx, (HiKeyKind) it->kind, &it->box, &tid);
+	}
+	hi_index_after_change(idx);
+}
+
+/*
+ * Insert n entries, each logged with xid before it goes in.
+ *
+ * The first entries go in as they come, a chunk of them.  If their
+ * insertions read from the device more than rarely, the rest are planned
+ * and go in by leaf, a chunk at a time: the leaves of a chunk (as many as
+ * the page source keeps) are read ahead, then its entries inserted.
+ * tree_lock is taken per chunk, so readers wait no longer than for one.
+ */
+void
+rt_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
+{
+	int			keep = idx->pages->ahead_limit ? idx->pages->ahead_limit(idx) : 0;
+	int			probe = Max(RT_AHEAD_MIN, Min(keep, RT_CHUNK_MAX));
+	int			k = Min(n, probe);
+	uint64		before;
+	RtPlanned  *p;
+	uint32	   *leaves;
+	int			i;
+
+	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
+	before = device_reads(idx);
+	insert_some(idx, items, NULL, 0, k, xid);
+	before = device_reads(idx) - before;
+	LWLockRelease(&idx->sh->tree_lock);
+	CHECK_FOR_INTERRUPTS();
+
+	/* nothing more, or the leaves were in memory: the rest as they come */
+	if (n - k < RT_AHEAD_MIN || keep < RT_AHEAD_MIN || before * 8 < (uint64) k)
+	{
+		for (i = k; i < n; i += probe)
+		{
+			LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
+			insert_some(idx, items, NULL, i, Min(probe, n - i), xid);
+			LWLockRelease(&idx->sh->tree_lock);
+			CHECK_FOR_INTERRUPTS();
+		}
+		return;
+	}
+
+	items += k;
+	n -= k;
+	p = plan(idx, items, n);
+	leaves = palloc(sizeof(uint32) * Min(n, keep));
+	for (i = 0; i < n;)
+	{
+		int			nl = 0;
+		int			j;
+
+		/* a chunk: entries of at most keep leaves */
+		for (j = i; j < n && j - i < RT_CHUNK_MAX; j++)
+		{
+			if (p[j].leaf == HI_INVALID_PAGE)
+				continue;
+			if (nl > 0 && leaves[nl - 1] == p[j].leaf)
+				continue;
+			if (nl == keep)
+				break;
+			leaves[nl++] = p[j].leaf;
+		}
+		LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
+		read_ahead(idx, leaves, nl);
+		insert_some(idx, items, p, i, j - i, xid);
+		LWLockRelease(&idx->sh->tree_lock);
+		CHECK_FOR_INTERRUPTS();
+		i = j;
+	}
+	pfree(leaves);
+	pfree(p);
+}
