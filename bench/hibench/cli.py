@@ -45,6 +45,9 @@ def parse(argv):
                     "as the paper's R-tree) and runs them in the order given, the others probes first. "
                     "Default probe,sql (hyrtree-placement), sql (the others)")
     ap.add_argument("--query-count", type=int, help="gist-compare: queries per query set (default 1,000)")
+    ap.add_argument("--scale-windows", action="store_true", help="gist-compare: --query-count windows of "
+                    "each size for the smallest dataset, proportionally fewer for larger ones (at least 5), "
+                    "10-NN unchanged")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold runs")
     ap.add_argument("--buffer-kb", type=int, help="hgrid-thesis: buffer_size of every index (kB; default 8192, "
                     "the thesis' 8 MB)")
@@ -217,6 +220,8 @@ def main(argv):
         if args.query_count < 1:
             sys.exit("bench: --query-count must be at least 1")
         kw["query_count"] = args.query_count
+    if args.scale_windows and args.preset == "gist-compare":
+        kw["scale_windows"] = True
     if args.buffer_kb and args.preset == "hgrid-thesis":
         kw["buffer_kb"] = args.buffer_kb
     if args.epoch_size and args.preset == "hyrtree-placement":

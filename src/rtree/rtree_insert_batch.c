@@ -91,8 +91,11 @@ static RtPlanned *
 plan(HiIndex *idx, const HiKeyItem *items, int n)
 {
 	RtPlanned  *p = palloc(sizeof(RtPlanned) * n);
+	bool		was = idx->maintenance;
 	int			i;
 
+	/* the insertions read these pages again: a placement counts those */
+	idx->maintenance = true;
 	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
 	for (i = 0; i < n; i++)
 	{
@@ -103,6 +106,7 @@ plan(HiIndex *idx, const HiKeyItem *items, int n)
 			CHECK_FOR_INTERRUPTS();
 	}
 	LWLockRelease(&idx->sh->tree_lock);
+	idx->maintenance = was;
 	qsort(p, n, sizeof(RtPlanned), cmp_planned);
 	return p;
 }
@@ -113,8 +117,10 @@ read_ahead(HiIndex *idx, const uint32 *pagenos, int n)
 {
 	int			limit = Max(1, rt_batch_limit(idx));
 	HiFrame    *frames = palloc(sizeof(HiFrame) * limit);
+	bool		was = idx->maintenance;
 	int			i;
 
+	idx->maintenance = true;	/* as in plan() */
 	for (i = 0; i < n; i += limit)
 	{
 		int			k = Min(limit, n - i);
@@ -124,6 +130,7 @@ read_ahead(HiIndex *idx, const uint32 *pagenos, int n)
 		for (j = 0; j < k; j++)
 			rt_release(idx, frames[j]);
 	}
+	idx->maintenance = was;
 	pfree(frames);
 }
 

@@ -222,10 +222,14 @@ SKIP:
 	rmtree($loc);
 	mkdir $loc or die "mkdir $loc: $!";
 	S("CREATE TABLESPACE tiny LOCATION '$loc'");
-	# something to delete later to free space
+	# something to delete later to free space: enough for the inserts after
+	# it and for the crash recovery below, which parks the pages of the
+	# index checkpoint it replays in a file of their own until that
+	# checkpoint's map (with 3 MB it once lacked the room, and the index
+	# then refused as out of date, which is the safe side)
 	S(q{CREATE TABLE filler (pad text) TABLESPACE tiny;
 		ALTER TABLE filler ALTER pad SET STORAGE PLAIN;
-		INSERT INTO filler SELECT repeat('x', 1500) FROM generate_series(1, 2000);});
+		INSERT INTO filler SELECT repeat('x', 1500) FROM generate_series(1, 3000);});
 	S(q{
 		SELECT setseed(0.8);
 		CREATE TABLE f (id bigint, geom geometry);
