@@ -83,8 +83,8 @@ cmp_planned(const void *a, const void *b)
 }
 
 /*
- * The leaves of n entries, and the order to insert them in: by leaf (in
- * file order), so that the entries of one leaf go in together and it is
+ * The leaves of n entries, and the order to insert them in: by leaf (by
+ * page number), so that the entries of one leaf go in together and it is
  * read once, each leaf's entries in their own order.
  */
 static RtPlanned *
@@ -116,10 +116,13 @@ static void
 read_ahead(HiIndex *idx, const uint32 *pagenos, int n)
 {
 	int			limit = Max(1, rt_batch_limit(idx));
-	HiFrame    *frames = palloc(sizeof(HiFrame) * limit);
+	HiFrame    *frames;
 	bool		was = idx->maintenance;
 	int			i;
 
+	if (n == 0)
+		return;
+	frames = palloc(sizeof(HiFrame) * limit);
 	idx->maintenance = true;	/* as in plan() */
 	for (i = 0; i < n; i += limit)
 	{
@@ -136,14 +139,17 @@ read_ahead(HiIndex *idx, const uint32 *pagenos, int n)
 
 /*
  * Insert the k entries from position from (of the plan p, if any), each
- * logged; tree_lock held
+ * logged, under one hold of tree_lock; the nl leaves given are read ahead
+ * first.
  */
 static void
-insert_some(HiIndex *idx, const HiKeyItem *items, const RtPlanned *p, int from,
-			int k, TransactionId xid)
+insert_chunk(HiIndex *idx, const HiKeyItem *items, const RtPlanned *p, int from,
+			 int k, const uint32 *leaves, int nl, TransactionId xid)
 {
 	int			j;
 
+	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
+	read_ahead(idx, leaves, nl);
 	for (j = from; j < from + k; j++)
 	{
 		const HiKeyItem *it = &items[p ? p[j].item : j];
@@ -153,6 +159,8 @@ insert_some(HiIndex *idx, const HiKeyItem *items, const RtPlanned *p, int from,
 		rt_insert_locked(idx, (HiKeyKind) it->kind, &it->box, &tid);
 	}
 	hi_index_after_change(idx);
+	LWLockRelease(&idx->sh->tree_lock);
+	CHECK_FOR_INTERRUPTS();
 }
 
 /*
@@ -170,28 +178,19 @@ rt_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
 	int			keep = idx->pages->ahead_limit ? idx->pages->ahead_limit(idx) : 0;
 	int			probe = Max(RT_AHEAD_MIN, Min(keep, RT_CHUNK_MAX));
 	int			k = Min(n, probe);
-	uint64		before;
+	uint64		reads = device_reads(idx);
 	RtPlanned  *p;
 	uint32	   *leaves;
 	int			i;
 
-	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
-	before = device_reads(idx);
-	insert_some(idx, items, NULL, 0, k, xid);
-	before = device_reads(idx) - before;
-	LWLockRelease(&idx->sh->tree_lock);
-	CHECK_FOR_INTERRUPTS();
+	insert_chunk(idx, items, NULL, 0, k, NULL, 0, xid);
+	reads = device_reads(idx) - reads;
 
 	/* nothing more, or the leaves were in memory: the rest as they come */
-	if (n - k < RT_AHEAD_MIN || keep < RT_AHEAD_MIN || before * 8 < (uint64) k)
+	if (n - k < RT_AHEAD_MIN || keep < RT_AHEAD_MIN || reads * 8 < (uint64) k)
 	{
 		for (i = k; i < n; i += probe)
-		{
-			LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
-			insert_some(idx, items, NULL, i, Min(probe, n - i), xid);
-			LWLockRelease(&idx->sh->tree_lock);
-			CHECK_FOR_INTERRUPTS();
-		}
+			insert_chunk(idx, items, NULL, i, Min(probe, n - i), NULL, 0, xid);
 		return;
 	}
 
@@ -215,11 +214,7 @@ rt_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
 				break;
 			leaves[nl++] = p[j].leaf;
 		}
-		LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
-		read_ahead(idx, leaves, nl);
-		insert_some(idx, items, p, i, j - i, xid);
-		LWLockRelease(&idx->sh->tree_lock);
-		CHECK_FOR_INTERRUPTS();
+		insert_chunk(idx, items, p, i, j - i, leaves, nl, xid);
 		i = j;
 	}
 	pfree(leaves);
