@@ -31,7 +31,8 @@
 
 /* ---- am_insert_defer.c ---- */
 
-/* how a core inserts a batch of entries, in order, logged with xid */
+/* how a core inserts a batch of entries (in an order of its choosing), each
+ * logged with xid before it goes in */
 typedef void (*am_insert_batch_fn) (HiIndex *idx, const HiKeyItem *items, int n,
 									TransactionId xid);
 

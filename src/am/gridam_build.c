@@ -2,13 +2,15 @@
  * gridam_build.c
  *	  CREATE INDEX (bulk load of the grid) and insertion of the grid AMs.
  *
- * An insertion is logged (redo log, with the inserting transaction's xid)
- * and applied under tree_lock held exclusively; the log is fsynced before
- * the transaction commits (see log/redo_log.c).
+ * Inserted entries wait in the session and go in as a batch
+ * (am_insert_defer.c); each is logged (redo log, with the inserting
+ * transaction's xid) before it is applied under tree_lock held
+ * exclusively (see log/redo_log.c).
  */
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "miscadmin.h"
 
 #include "am/am_common.h"
 #include "am/gridam.h"
@@ -107,38 +109,73 @@ lbgrid_build(Relation heap, Relation index, IndexInfo *info)
 	return grid_am_build(heap, index, info, NULL);
 }
 
+/*
+ * Insert a batch of entries (am_insert_defer.c) along a Hilbert curve:
+ * neighbours share their sub-directory and bucket, which are then at hand
+ * (H-Grid's buffer) or appended to together (LB-Grid's log-buckets).  The
+ * records of up to HI_LOG_WRITE_MAX entries are logged at once, then the
+ * entries go in, under one hold of tree_lock.  An insertion cut short
+ * (a split or compaction meeting a full disk) has the index loaded again
+ * from its files and log, which then holds every logged entry.
+ */
+static void
+grid_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
+{
+	HiKeyItem  *sorted = n > 1 ? hi_items_hilbert_order(items, n) : NULL;
+	const HiKeyItem *it = sorted ? sorted : items;
+	int			done;
+
+	for (done = 0; done < n; done += HI_LOG_WRITE_MAX)
+	{
+		int			m = Min(n - done, HI_LOG_WRITE_MAX);
+
+		hi_lock_for_change(idx);
+		PG_TRY();
+		{
+			Grid	   *g = grid_open(idx);
+			int			j;
+
+			hi_log_append_inserts(idx, xid, it + done, m);
+			hi_change_touched(idx->sh);
+			for (j = 0; j < m; j++)
+			{
+				GridEntry	e;
+
+				memset(&e, 0, sizeof(e));
+				e.kind = it[done + j].kind;
+				e.box = it[done + j].box;
+				e.tid = it[done + j].tid;
+				grid_insert(g, &e);
+				grid_after_change(g);
+			}
+			grid_note_applied(g);
+		}
+		PG_CATCH();
+		{
+			hi_change_failed(idx);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		idx->sh->changing = 0;
+		hi_index_after_change(idx);
+		LWLockRelease(&idx->sh->tree_lock);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (sorted)
+		pfree(sorted);
+}
+
 bool
 lbgrid_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			  Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 			  IndexInfo *info)
 {
-	HiIndex    *idx = hi_am_open(index);
-	GridEntry	e;
-	TransactionId xid = GetTopTransactionId();
-	Grid	   *g;
+	HiKeyItem	item;
 
-	memset(&e, 0, sizeof(e));
-	e.kind = isnull[0] ? HI_KEY_NULL : hi_geom_box(values[0], &e.box);
-	e.tid = *ht_ctid;
-
-	hi_lock_for_change(idx);
-	PG_TRY();
-	{
-		g = grid_open(idx);
-		hi_log_append(idx, HI_LOG_INSERT, xid, (HiKeyKind) e.kind, &e.box, &e.tid);
-		grid_insert(g, &e);
-		grid_after_change(g);
-		grid_note_applied(g);
-	}
-	PG_CATCH();
-	{
-		/* a split or compaction cut short (a full disk): reload */
-		hi_change_failed(idx);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	idx->sh->changing = 0;
-	hi_index_after_change(idx);
-	LWLockRelease(&idx->sh->tree_lock);
+	memset(&item, 0, sizeof(item));
+	item.kind = isnull[0] ? HI_KEY_NULL : hi_geom_box(values[0], &item.box);
+	item.tid = *ht_ctid;
+	/* in batches, as the R-tree AMs (am_insert_defer.c) */
+	am_insert_deferred(index, &item, grid_insert_batch);
 	return false;
 }

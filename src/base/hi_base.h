@@ -413,4 +413,7 @@ extern uint64 hi_radix_key_double(double v);
 extern bool hi_radix_sort(uint64 *key, uint32 *val, Size n, uint64 *tmpkey,
 						  uint32 *tmpval);
 
+/* ---- a batch of entries along a Hilbert curve (base/hi_hilbert_order.c) ---- */
+extern HiKeyItem *hi_items_hilbert_order(const HiKeyItem *items, int n);
+
 #endif							/* HI_BASE_H */

@@ -97,7 +97,7 @@ static const HiGucDef hi_gucs[] = {
 		HI_GUC_INT, &hi_io_depth, 64, 1, 1024, NULL, PGC_SUSET, 0},
 	{"hybrid_index.insert_batch",
 		"Index entries a session keeps before inserting them into their index in one batch.",
-		"Entries of the rows a statement inserts go in together, before the session's next statement or scan and before its transaction commits; an R-tree inserts a batch by leaf and reads the leaves ahead, many per I/O batch. 0 inserts every entry at once.",
+		"Entries of the rows a statement inserts go in together, before the session's next statement or scan and before its transaction commits; a batch goes in along a Hilbert curve, and an R-tree larger than its cache inserts it by leaf and reads the leaves ahead, many per I/O batch. 0 inserts every entry at once.",
 		HI_GUC_INT, &hi_insert_batch, 65536, 0, 1024 * 1024, NULL, PGC_USERSET, 0},
 	{"hybrid_index.checkpoint_log_size",
 		"Redo log size of an index that triggers its checkpoint.",

@@ -105,6 +105,9 @@ extern double hi_box_area(const HiBox *a);
 extern double hi_box_enlargement(const HiBox *a, const HiBox *b);	/* area(a U b) - area(a) */
 extern double hi_box_overlap_area(const HiBox *a, const HiBox *b);
 
+/* the centre's position on a Hilbert curve over extent (geom_hilbert.c) */
+extern uint64 hi_box_hilbert(const HiBox *box, const HiBox *extent);
+
 /* ---- geom/geom_knn.c ----
  * What the best-first kNN searches of both cores (rtree_knn.c,
  * grid_knn.c) remember of the entries they returned, so that a search

@@ -29,6 +29,10 @@ struct HiLogRecord
 
 extern void hi_log_append(HiIndex *idx, uint8 type, TransactionId xid,
 						  HiKeyKind kind, const HiBox *box, ItemPointer tid);
+/* most records hi_log_append_inserts writes at once (12 kB) */
+#define HI_LOG_WRITE_MAX	256
+extern void hi_log_append_inserts(HiIndex *idx, TransactionId xid,
+								  const HiKeyItem *items, int n);
 extern void hi_log_flush(HiIndexShared *sh, uint64 upto);
 extern void hi_log_flush_inserted(HiIndexShared *sh);
 extern void hi_log_reset(HiIndexShared *sh, uint64 base);

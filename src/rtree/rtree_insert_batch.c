@@ -19,8 +19,16 @@
  * it.
  *
  * The plan costs a descent per entry.  It is made only when the batch's
- * first entries, inserted as they come, read their leaves from the device
- * more than rarely (the index's device read counters say so).
+ * first entries read their leaves from the device more than rarely (the
+ * index's device read counters say so).
+ *
+ * Without a plan the entries go in along a Hilbert curve over the batch's
+ * extent (NULL and EMPTY first, each group in arrival order): neighbours
+ * on the curve mostly share their leaf and inner pages, so an insertion
+ * finds the pages the one before it changed still in memory, and eFIND's
+ * write buffer collects a leaf's changes before it flushes the leaf
+ * instead of one change per flush.  With a plan, each leaf's entries keep
+ * that order.
  */
 #include "postgres.h"
 
@@ -138,25 +146,49 @@ read_ahead(HiIndex *idx, const uint32 *pagenos, int n)
 }
 
 /*
- * Insert the k entries from position from (of the plan p, if any), each
- * logged, under one hold of tree_lock; the nl leaves given are read ahead
- * first.
+ * Insert the k entries from position from (of the plan p, if any) under one
+ * hold of tree_lock; the nl leaves given are read ahead first.
+ *
+ * The records of up to HI_LOG_WRITE_MAX entries are logged at once, in the
+ * order the entries then go in (hi_log_append_inserts).  Until the last of
+ * them is in, the loaded index is behind its log: if an insertion fails,
+ * the index is loaded again from its files and log (hi_change_failed),
+ * which counts the entries of running transactions, so the index never
+ * lacks an entry its log has (its VACUUM would not delete that entry, a
+ * replay would bring it back).
  */
 static void
 insert_chunk(HiIndex *idx, const HiKeyItem *items, const RtPlanned *p, int from,
 			 int k, const uint32 *leaves, int nl, TransactionId xid)
 {
-	int			j;
+	HiKeyItem	sub[HI_LOG_WRITE_MAX];
+	int			done;
 
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
 	read_ahead(idx, leaves, nl);
-	for (j = from; j < from + k; j++)
+	for (done = 0; done < k;)
 	{
-		const HiKeyItem *it = &items[p ? p[j].item : j];
-		ItemPointerData tid = it->tid;
+		int			m = Min(k - done, HI_LOG_WRITE_MAX);
+		int			j;
 
-		hi_log_append(idx, HI_LOG_INSERT, xid, (HiKeyKind) it->kind, &it->box, &tid);
-		rt_insert_locked(idx, (HiKeyKind) it->kind, &it->box, &tid);
+		for (j = 0; j < m; j++)
+			sub[j] = items[p ? p[from + done + j].item : from + done + j];
+		hi_log_append_inserts(idx, xid, sub, m);
+		hi_change_touched(idx->sh);
+		PG_TRY();
+		{
+			for (j = 0; j < m; j++)
+				rt_insert_locked(idx, (HiKeyKind) sub[j].kind, &sub[j].box,
+								 &sub[j].tid);
+		}
+		PG_CATCH();
+		{
+			hi_change_failed(idx);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		idx->sh->changing = 0;
+		done += m;
 	}
 	hi_index_after_change(idx);
 	LWLockRelease(&idx->sh->tree_lock);
@@ -166,10 +198,11 @@ insert_chunk(HiIndex *idx, const HiKeyItem *items, const RtPlanned *p, int from,
 /*
  * Insert n entries, each logged with xid before it goes in.
  *
- * The first entries go in as they come, a chunk of them.  If their
- * insertions read from the device more than rarely, the rest are planned
- * and go in by leaf, a chunk at a time: the leaves of a chunk (as many as
- * the page source keeps) are read ahead, then its entries inserted.
+ * The entries go in along a Hilbert curve (hi_items_hilbert_order), the
+ * first chunk of them without a plan.  If their insertions read from the
+ * device more than rarely, the rest are planned and go in by leaf, a chunk
+ * at a time: the leaves of a chunk (as many as the page source keeps) are
+ * read ahead, then its entries inserted.
  * tree_lock is taken per chunk, so readers wait no longer than for one.
  */
 void
@@ -179,10 +212,13 @@ rt_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
 	int			probe = Max(RT_AHEAD_MIN, Min(keep, RT_CHUNK_MAX));
 	int			k = Min(n, probe);
 	uint64		reads = device_reads(idx);
+	HiKeyItem  *sorted = NULL;
 	RtPlanned  *p;
 	uint32	   *leaves;
 	int			i;
 
+	if (n > 1)
+		items = sorted = hi_items_hilbert_order(items, n);
 	insert_chunk(idx, items, NULL, 0, k, NULL, 0, xid);
 	reads = device_reads(idx) - reads;
 
@@ -191,6 +227,8 @@ rt_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
 	{
 		for (i = k; i < n; i += probe)
 			insert_chunk(idx, items, NULL, i, Min(probe, n - i), NULL, 0, xid);
+		if (sorted)
+			pfree(sorted);
 		return;
 	}
 
@@ -219,4 +257,6 @@ rt_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
 	}
 	pfree(leaves);
 	pfree(p);
+	if (sorted)
+		pfree(sorted);
 }

@@ -1,0 +1,70 @@
+/*
+ * geom_hilbert.c
+ *	  Hilbert curve keys of box centres: an order in which boxes close in
+ *	  the plane come close together.
+ *
+ * Used to order a batch of insertions (rtree_insert_batch.c): entries that
+ * follow each other then mostly go to the same leaf through the same inner
+ * pages, so the pages an insertion changed are still at hand for the next.
+ * The key is the position of the centre's cell on Hilbert's curve of order
+ * 16 over the given extent, computed level by level: the quadrant's place
+ * on the curve, then the quadrant turned so its sub-curve starts at its
+ * origin.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "geom/geom_box.h"
+
+#define HILBERT_ORDER	16
+#define HILBERT_CELLS	(1u << HILBERT_ORDER)
+
+/* The cell of v on an axis from lo to lo + span, clamped (NaN: 0) */
+static uint32
+cell_of(double v, double lo, double span)
+{
+	double		c;
+
+	if (!(span > 0))
+		return 0;
+	c = (v - lo) / span * HILBERT_CELLS;
+	if (!(c >= 0))
+		return 0;
+	if (c >= HILBERT_CELLS - 1)
+		return HILBERT_CELLS - 1;
+	return (uint32) c;
+}
+
+uint64
+hi_box_hilbert(const HiBox *box, const HiBox *extent)
+{
+	uint32		x = cell_of(((double) box->xmin + box->xmax) / 2, extent->xmin,
+							(double) extent->xmax - extent->xmin);
+	uint32		y = cell_of(((double) box->ymin + box->ymax) / 2, extent->ymin,
+							(double) extent->ymax - extent->ymin);
+	uint64		d = 0;
+	uint32		s;
+
+	for (s = HILBERT_CELLS / 2; s > 0; s /= 2)
+	{
+		uint32		rx = (x & s) ? 1 : 0;
+		uint32		ry = (y & s) ? 1 : 0;
+
+		d += (uint64) s * s * ((3 * rx) ^ ry);
+		if (ry == 0)
+		{
+			uint32		t;
+
+			if (rx == 1)
+			{
+				x = HILBERT_CELLS - 1 - x;
+				y = HILBERT_CELLS - 1 - y;
+			}
+			t = x;
+			x = y;
+			y = t;
+		}
+	}
+	return d;
+}
