@@ -326,6 +326,13 @@ struct HiPageSource
 	 * (released pages the source keeps); 0: reading ahead saves nothing.
 	 */
 	int			(*ahead_limit) (HiIndex *idx);
+
+	/*
+	 * Bring n distinct pages into memory ahead of their use (tree_lock
+	 * held), where read_batch then finds them; NULL: read_batch and
+	 * release them.
+	 */
+	void		(*read_ahead) (HiIndex *idx, const uint32 *pagenos, int n);
 };
 
 /* ---- base/hi_spill.c ----

@@ -870,5 +870,6 @@ const HiPageSource hi_cache_source = {
 	src_release,
 	hi_cache_batch_limit,
 	src_flush_all,
-	hi_cache_ahead_limit
+	hi_cache_ahead_limit,
+	NULL						/* read_batch and release are the read-ahead */
 };

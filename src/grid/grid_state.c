@@ -668,5 +668,6 @@ const HiPageSource grid_page_source = {
 	.release = src_release,
 	.batch_limit = src_batch_limit,
 	.flush_all = src_flush_all,
-	.ahead_limit = NULL			/* grids read no NULL-list pages ahead */
+	.ahead_limit = NULL,		/* grids read no NULL-list pages ahead */
+	.read_ahead = NULL
 };

@@ -119,7 +119,10 @@ plan(HiIndex *idx, const HiKeyItem *items, int n)
 	return p;
 }
 
-/* Read n distinct pages in batches and release them; tree_lock held */
+/*
+ * Bring n distinct pages into memory: through the source's read_ahead, or
+ * read in batches and released; tree_lock held
+ */
 static void
 read_ahead(HiIndex *idx, const uint32 *pagenos, int n)
 {
@@ -130,6 +133,13 @@ read_ahead(HiIndex *idx, const uint32 *pagenos, int n)
 
 	if (n == 0)
 		return;
+	if (idx->pages->read_ahead)
+	{
+		idx->maintenance = true;	/* as in plan() */
+		idx->pages->read_ahead(idx, pagenos, n);
+		idx->maintenance = was;
+		return;
+	}
 	frames = palloc(sizeof(HiFrame) * limit);
 	idx->maintenance = true;	/* as in plan() */
 	for (i = 0; i < n; i += limit)
