@@ -109,14 +109,27 @@ lbgrid_build(Relation heap, Relation index, IndexInfo *info)
 	return grid_am_build(heap, index, info, NULL);
 }
 
+static void
+apply_insert(void *arg, const HiKeyItem *it)
+{
+	Grid	   *g = (Grid *) arg;
+	GridEntry	e;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = it->kind;
+	e.box = it->box;
+	e.tid = it->tid;
+	grid_insert(g, &e);
+	grid_after_change(g);
+}
+
 /*
  * Insert a batch of entries (am_insert_defer.c) along a Hilbert curve:
  * neighbours share their sub-directory and bucket, which are then at hand
- * (H-Grid's buffer) or appended to together (LB-Grid's log-buckets).  The
- * records of up to HI_LOG_WRITE_MAX entries are logged at once, then the
- * entries go in, under one hold of tree_lock.  An insertion cut short
- * (a split or compaction meeting a full disk) has the index loaded again
- * from its files and log, which then holds every logged entry.
+ * (H-Grid's buffer) or appended to together (LB-Grid's log-buckets).
+ * HI_LOG_WRITE_MAX entries per hold of tree_lock, their records logged
+ * ahead with one write (hi_insert_logged; an insertion cut short, a split
+ * or compaction meeting a full disk, has the index loaded again).
  */
 static void
 grid_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
@@ -127,36 +140,13 @@ grid_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid
 
 	for (done = 0; done < n; done += HI_LOG_WRITE_MAX)
 	{
-		int			m = Min(n - done, HI_LOG_WRITE_MAX);
+		Grid	   *g;
 
 		hi_lock_for_change(idx);
-		PG_TRY();
-		{
-			Grid	   *g = grid_open(idx);
-			int			j;
-
-			hi_log_append_inserts(idx, xid, it + done, m);
-			hi_change_touched(idx->sh);
-			for (j = 0; j < m; j++)
-			{
-				GridEntry	e;
-
-				memset(&e, 0, sizeof(e));
-				e.kind = it[done + j].kind;
-				e.box = it[done + j].box;
-				e.tid = it[done + j].tid;
-				grid_insert(g, &e);
-				grid_after_change(g);
-			}
-			grid_note_applied(g);
-		}
-		PG_CATCH();
-		{
-			hi_change_failed(idx);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		idx->sh->changing = 0;
+		g = grid_open(idx);
+		hi_insert_logged(idx, xid, it + done, Min(n - done, HI_LOG_WRITE_MAX),
+						 apply_insert, g);
+		grid_note_applied(g);
 		hi_index_after_change(idx);
 		LWLockRelease(&idx->sh->tree_lock);
 		CHECK_FOR_INTERRUPTS();

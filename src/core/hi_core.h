@@ -102,6 +102,11 @@ hi_change_touched(HiIndexShared *sh)
 {
 	sh->changing = 1;
 }
+
+/* core/hi_logged_insert.c: a batch's entries, their log records written ahead */
+typedef void (*hi_apply_item_fn) (void *arg, const HiKeyItem *item);
+extern void hi_insert_logged(HiIndex *idx, TransactionId xid, const HiKeyItem *items,
+							 int n, hi_apply_item_fn apply, void *arg);
 extern void hi_copy_exclusive(Oid dboid, Oid relnumber, hi_copy_fn fn, void *arg);
 extern void hi_index_checkpoint(HiIndex *idx);
 extern void hi_stats_reset(HiIndexShared *sh);

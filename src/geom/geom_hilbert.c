@@ -3,17 +3,15 @@
  *	  Hilbert curve keys of box centres: an order in which boxes close in
  *	  the plane come close together.
  *
- * Used to order a batch of insertions (rtree_insert_batch.c): entries that
- * follow each other then mostly go to the same leaf through the same inner
- * pages, so the pages an insertion changed are still at hand for the next.
+ * Used to order a batch of insertions (base/hi_hilbert_order.c): entries
+ * that follow each other then mostly go to the same leaf or bucket through
+ * the same inner or directory pages.
  * The key is the position of the centre's cell on Hilbert's curve of order
  * 16 over the given extent, computed level by level: the quadrant's place
  * on the curve, then the quadrant turned so its sub-curve starts at its
  * origin.
  */
 #include "postgres.h"
-
-#include <math.h>
 
 #include "geom/geom_box.h"
 

@@ -36,7 +36,6 @@
 
 #include "rtree/rtree.h"
 #include "core/hi_core.h"
-#include "log/redo_log.h"
 
 /* fewer entries than this: nothing worth batching */
 #define RT_AHEAD_MIN	8
@@ -126,82 +125,66 @@ plan(HiIndex *idx, const HiKeyItem *items, int n)
 static void
 read_ahead(HiIndex *idx, const uint32 *pagenos, int n)
 {
-	int			limit = Max(1, rt_batch_limit(idx));
-	HiFrame    *frames;
 	bool		was = idx->maintenance;
-	int			i;
 
 	if (n == 0)
 		return;
-	if (idx->pages->read_ahead)
-	{
-		idx->maintenance = true;	/* as in plan() */
-		idx->pages->read_ahead(idx, pagenos, n);
-		idx->maintenance = was;
-		return;
-	}
-	frames = palloc(sizeof(HiFrame) * limit);
 	idx->maintenance = true;	/* as in plan() */
-	for (i = 0; i < n; i += limit)
+	if (idx->pages->read_ahead)
+		idx->pages->read_ahead(idx, pagenos, n);
+	else
 	{
-		int			k = Min(limit, n - i);
-		int			j;
+		int			limit = Max(1, rt_batch_limit(idx));
+		HiFrame    *frames = palloc(sizeof(HiFrame) * limit);
+		int			i;
 
-		rt_read_batch(idx, pagenos + i, k, frames);
-		for (j = 0; j < k; j++)
-			rt_release(idx, frames[j]);
+		for (i = 0; i < n; i += limit)
+		{
+			int			k = Min(limit, n - i);
+			int			j;
+
+			rt_read_batch(idx, pagenos + i, k, frames);
+			for (j = 0; j < k; j++)
+				rt_release(idx, frames[j]);
+		}
+		pfree(frames);
 	}
 	idx->maintenance = was;
-	pfree(frames);
+}
+
+static void
+apply_insert(void *arg, const HiKeyItem *it)
+{
+	ItemPointerData tid = it->tid;
+
+	rt_insert_locked((HiIndex *) arg, (HiKeyKind) it->kind, &it->box, &tid);
 }
 
 /*
  * Insert the k entries from position from (of the plan p, if any) under one
- * hold of tree_lock; the nl leaves given are read ahead first.
- *
- * The records of up to HI_LOG_WRITE_MAX entries are logged at once, in the
- * order the entries then go in (hi_log_append_inserts).  Until the last of
- * them is in, the loaded index is behind its log: if an insertion fails,
- * the index is loaded again from its files and log (hi_change_failed),
- * which counts the entries of running transactions, so the index never
- * lacks an entry its log has (its VACUUM would not delete that entry, a
- * replay would bring it back).
+ * hold of tree_lock, their log records written ahead (hi_insert_logged);
+ * the nl leaves given are read ahead first.
  */
 static void
 insert_chunk(HiIndex *idx, const HiKeyItem *items, const RtPlanned *p, int from,
 			 int k, const uint32 *leaves, int nl, TransactionId xid)
 {
-	HiKeyItem	sub[HI_LOG_WRITE_MAX];
-	int			done;
+	HiKeyItem  *chunk = NULL;
+	int			j;
 
+	if (p)
+	{
+		chunk = palloc(sizeof(HiKeyItem) * k);
+		for (j = 0; j < k; j++)
+			chunk[j] = items[p[from + j].item];
+	}
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
 	read_ahead(idx, leaves, nl);
-	for (done = 0; done < k;)
-	{
-		int			m = Min(k - done, HI_LOG_WRITE_MAX);
-		int			j;
-
-		for (j = 0; j < m; j++)
-			sub[j] = items[p ? p[from + done + j].item : from + done + j];
-		hi_log_append_inserts(idx, xid, sub, m);
-		hi_change_touched(idx->sh);
-		PG_TRY();
-		{
-			for (j = 0; j < m; j++)
-				rt_insert_locked(idx, (HiKeyKind) sub[j].kind, &sub[j].box,
-								 &sub[j].tid);
-		}
-		PG_CATCH();
-		{
-			hi_change_failed(idx);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		idx->sh->changing = 0;
-		done += m;
-	}
+	hi_insert_logged(idx, xid, chunk ? chunk : items + from, k, apply_insert, idx);
 	hi_index_after_change(idx);
 	LWLockRelease(&idx->sh->tree_lock);
+	if (chunk)
+		pfree(chunk);
 	CHECK_FOR_INTERRUPTS();
 }
 
