@@ -307,6 +307,8 @@ struct GridStoreOps
 	const char *name;
 	int			(*capacity) (uint32 page_size);
 	int			(*npages) (Grid *g, uint32 b);
+	/* the pages of bucket b known without reading any (at most npages) */
+	int			(*pages) (Grid *g, uint32 b, uint32 *out);
 	void		(*load) (Grid *g, const uint32 *b, int n, GridBucketData *out);
 	uint32		(*count) (Grid *g, uint32 b);
 	uint32		(*create) (Grid *g);
@@ -374,6 +376,8 @@ extern void gbuf_unpin(Grid *g, int which, int frame);
 extern void gbuf_drop(Grid *g, int which, uint32 pageno);
 extern void gbuf_flush_all(Grid *g);
 extern int	gbuf_batch_limit(Grid *g, int which);
+extern bool gbuf_shares_cache(Grid *g);
+extern void gbuf_prefetch(Grid *g, int which, const uint32 *pagenos, int n);
 extern void gbuf_release_pins(void);
 
 /* ---- page chains: GFFM buckets, NULL and odd lists (grid_chain.c) ---- */

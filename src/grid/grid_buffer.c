@@ -812,6 +812,49 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 	pfree(bufs);
 }
 
+/* Do this index's buffers read through the shared page cache? */
+bool
+gbuf_shares_cache(Grid *g)
+{
+	return shares_cache(g);
+}
+
+/*
+ * Read ahead (kNN's prefetch, Algorithm 7 line 17) when the buffer reads
+ * through the shared page cache: the pages neither this buffer nor the
+ * cache holds are read in batches into the cache and nothing is pinned,
+ * so the caller takes their entries only if it gets to them.  Warm, it
+ * costs a lookup per page.
+ */
+void
+gbuf_prefetch(Grid *g, int which, const uint32 *pagenos, int n)
+{
+	GridBuf    *b = buf_of(g, which);
+	uint32	   *need = palloc(sizeof(uint32) * Max(n, 1));
+	int			limit = Max(1, hi_cache_batch_limit(g->idx));
+	HiFrame    *frames = palloc(sizeof(HiFrame) * limit);
+	int			nneed = 0;
+	int			off;
+	int			i;
+
+	Assert(shares_cache(g));
+	LWLockAcquire(&g->gs->buf_lock, LW_SHARED);
+	for (i = 0; i < n; i++)
+		if (hash_lookup(b, descs_of(b), hash_of(b), pagenos[i]) < 0)
+			need[nneed++] = pagenos[i];
+	LWLockRelease(&g->gs->buf_lock);
+	for (off = 0; off < nneed; off += limit)
+	{
+		int			k = Min(limit, nneed - off);
+
+		hi_cache_read_batch(g->idx, need + off, k, frames);
+		for (i = 0; i < k; i++)
+			hi_frame_release(frames[i]);
+	}
+	pfree(need);
+	pfree(frames);
+}
+
 /* A zeroed, pinned, dirty page for a new logical page id */
 int
 gbuf_new(Grid *g, int which, uint32 pageno, uint16 level, uint16 flags)

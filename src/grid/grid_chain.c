@@ -310,6 +310,14 @@ chain_npages(Grid *g, uint32 b)
 	return 1;					/* overflow pages are read in later rounds */
 }
 
+/* a chain's head page is the bucket's id */
+static int
+chain_pages(Grid *g, uint32 b, uint32 *out)
+{
+	out[0] = b;
+	return 1;
+}
+
 static void
 chain_drop(Grid *g, uint32 b)
 {
@@ -384,6 +392,7 @@ const GridStoreOps grid_chain_ops = {
 	.name = "gffm",
 	.capacity = grid_chain_capacity,
 	.npages = chain_npages,
+	.pages = chain_pages,
 	.load = gc_load,
 	.count = gc_count,
 	.create = gc_create,

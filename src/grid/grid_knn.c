@@ -56,7 +56,13 @@ typedef struct KnnItem
 	ItemPointerData tid;
 } KnnItem;
 
-/* a directory being walked ring by ring */
+/*
+ * A directory being walked ring by ring.  A sub-directory's view is a copy
+ * of its page (the buffer may drop the page between calls); the root's
+ * points into the shared root, found again at each call: the root is only
+ * replaced together with split_count, and copying it (megabytes at 20M
+ * points) for every scan cost more than the walk.
+ */
 typedef struct RingView
 {
 	GridDirView v;
@@ -70,6 +76,7 @@ typedef struct Pending
 	uint32		id;
 	double		dist;
 	bool		loaded;
+	bool		prefetched;		/* its pages read ahead into the cache */
 } Pending;
 
 typedef struct PendList
@@ -188,14 +195,15 @@ pend_add(GridKnn *k, PendList *l, uint32 id, double dist)
 	l->p[l->n].id = id;
 	l->p[l->n].dist = dist;
 	l->p[l->n].loaded = false;
+	l->p[l->n].prefetched = false;
 	return l->n++;
 }
 
 static void
-add_view(GridKnn *k, const char *flat, Size len, bool root)
+add_view(GridKnn *k, char *flat, Size len, bool root)
 {
 	RingView   *rv;
-	char	   *copy = MemoryContextAlloc(k->cxt, len);
+	char	   *copy = flat;
 	double		c[2];
 	int			d;
 
@@ -206,7 +214,11 @@ add_view(GridKnn *k, const char *flat, Size len, bool root)
 			MemoryContextAlloc(k->cxt, sizeof(RingView) * k->maxviews);
 	}
 	rv = &k->views[k->nviews];
-	memcpy(copy, flat, len);
+	if (!root)
+	{
+		copy = MemoryContextAlloc(k->cxt, len);
+		memcpy(copy, flat, len);
+	}
 	gdv_init(&rv->v, copy);
 	rv->root = root;
 	rv->pushed = MemoryContextAllocZero(k->cxt, sizeof(bool) * Max(rv->v.h->nr, 1));
@@ -271,7 +283,34 @@ ring_bound(GridKnn *k, RingView *rv, int r)
 	return hi_dist_finish(best, mag, TWO_M30, near_axis);
 }
 
-/* Queue the regions of ring r of view vi (Algorithm 7, lines 4-13) */
+/* Queue a cell's region unless queued before (Algorithm 7, lines 6-12) */
+static void
+queue_cell(GridKnn *k, RingView *rv, int x, int y)
+{
+	int			ri = rv->v.cells[x * rv->v.h->n[1] + y];
+	double		lo[2],
+				hi[2];
+	double		dist;
+
+	if (rv->pushed[ri])
+		return;
+	rv->pushed[ri] = true;
+	gdv_region_box(&rv->v, ri, lo, hi);
+	if (!grid_region_may_match(k->q, NULL, -1, lo, hi, rv->v.r[ri].reach))
+		return;
+	dist = grid_region_distance(&k->query, lo, hi, rv->v.r[ri].reach);
+	if (rv->root)
+		push(k, dist, KI_SUBDIR, pend_add(k, &k->subdirs, rv->v.r[ri].ref, dist), 0, NULL);
+	else
+		push(k, dist, KI_BUCKET, pend_add(k, &k->buckets, rv->v.r[ri].ref, dist), 0, NULL);
+}
+
+/*
+ * Queue the regions of ring r of view vi (Algorithm 7, lines 4-13): the
+ * border of the block of cells within r of the query's cell, its columns
+ * x = cx - r and cx + r whole, its rows between them, so a ring costs its
+ * own cells, not the block's.
+ */
 static void
 expand_ring(GridKnn *k, int vi, int r)
 {
@@ -280,38 +319,25 @@ expand_ring(GridKnn *k, int vi, int r)
 	int			n1 = rv->v.h->n[1];
 	int			cx = rv->cell[0];
 	int			cy = rv->cell[1];
+	int			ylo = Max(cy - r, 0);
+	int			yhi = Min(cy + r, n1 - 1);
 	int			x,
 				y;
 	double		next;
 
-	for (x = cx - r; x <= cx + r; x++)
+	for (x = Max(cx - r, 0); x <= Min(cx + r, n0 - 1); x++)
 	{
-		if (x < 0 || x >= n0)
-			continue;
-		for (y = cy - r; y <= cy + r; y++)
+		if (x == cx - r || x == cx + r)
 		{
-			int			ri;
-			double		lo[2],
-						hi[2];
-			double		dist;
-
-			if (y < 0 || y >= n1)
-				continue;
-			/* only the ring itself: the border of the block */
-			if (x != cx - r && x != cx + r && y != cy - r && y != cy + r)
-				continue;
-			ri = rv->v.cells[x * n1 + y];
-			if (rv->pushed[ri])
-				continue;
-			rv->pushed[ri] = true;
-			gdv_region_box(&rv->v, ri, lo, hi);
-			if (!grid_region_may_match(k->q, NULL, -1, lo, hi, rv->v.r[ri].reach))
-				continue;
-			dist = grid_region_distance(&k->query, lo, hi, rv->v.r[ri].reach);
-			if (rv->root)
-				push(k, dist, KI_SUBDIR, pend_add(k, &k->subdirs, rv->v.r[ri].ref, dist), 0, NULL);
-			else
-				push(k, dist, KI_BUCKET, pend_add(k, &k->buckets, rv->v.r[ri].ref, dist), 0, NULL);
+			for (y = ylo; y <= yhi; y++)
+				queue_cell(k, rv, x, y);
+		}
+		else
+		{
+			if (cy - r >= 0)
+				queue_cell(k, rv, x, cy - r);
+			if (r > 0 && cy + r < n1)
+				queue_cell(k, rv, x, cy + r);
 		}
 	}
 	next = ring_bound(k, rv, r);
@@ -351,7 +377,7 @@ prefetch_group(GridKnn *k, Grid *g, PendList *l, int first, bool buckets,
 	}
 	pages = buckets ? g->store->npages(g, l->p[first].id) : 1;
 	for (i = 0; i < l->n; i++)
-		if (!l->p[i].loaded && i != first)
+		if (!l->p[i].loaded && !l->p[i].prefetched && i != first)
 			all[nall++] = &l->p[i];
 	qsort(all, nall, sizeof(Pending *), cmp_pending);
 	for (i = 0; i < nall; i++)
@@ -395,17 +421,49 @@ load_subdirs(GridKnn *k, Grid *g, int first)
 	pfree(grp);
 }
 
+/*
+ * Read the cache ahead for the buckets of a prefetch group but the first:
+ * their entries are taken when the walk gets to them, most often never
+ * (the thesis' prefetch read them into its small buffer and took them all).
+ */
+static void
+prefetch_buckets(Grid *g, Pending **grp, int n)
+{
+	uint32	   *pages;
+	int			npages = 0;
+	int			max = 0;
+	int			i;
+
+	for (i = 1; i < n; i++)
+		max += g->store->npages(g, grp[i]->id);
+	pages = palloc(sizeof(uint32) * Max(max, 1));
+	for (i = 1; i < n; i++)
+	{
+		npages += g->store->pages(g, grp[i]->id, pages + npages);
+		grp[i]->prefetched = true;
+	}
+	gbuf_prefetch(g, GRID_BUF_BUCKET, pages, npages);
+	pfree(pages);
+}
+
 static void
 load_buckets(GridKnn *k, Grid *g, int first)
 {
 	int			n;
 	Pending   **grp = prefetch_group(k, g, &k->buckets, first, true,
 									 gbuf_batch_limit(g, GRID_BUF_BUCKET), &n);
-	uint32	   *ids = palloc(sizeof(uint32) * n);
-	GridBucketData *bd = palloc(sizeof(GridBucketData) * n);
+	uint32	   *ids;
+	GridBucketData *bd;
 	int			i,
 				j;
 
+	if (n > 1 && gbuf_shares_cache(g))
+	{
+		prefetch_buckets(g, grp, n);
+		n = 1;
+	}
+	ids = palloc(sizeof(uint32) * n);
+	bd = palloc(sizeof(GridBucketData) * n);
 	for (i = 0; i < n; i++)
 		ids[i] = grp[i]->id;
 	g->store->load(g, ids, n, bd);
@@ -521,6 +579,8 @@ knn_next(GridKnn *k, HiIndexShared *sh, ItemPointer tid, double *dist, bool *isn
 		g = grid_open(k->idx);
 		if (!k->started || pg_atomic_read_u64(&sh->split_count) != k->split_seen)
 			restart(k, g);
+		else
+			gdv_init(&k->views[0].v, grid_data_ptr(g->gs->root));
 		while (!pairingheap_is_empty(k->heap))
 		{
 			KnnItem    *it = (KnnItem *) pairingheap_remove_first(k->heap);

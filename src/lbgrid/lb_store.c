@@ -579,6 +579,18 @@ lb_npages(Grid *g, uint32 b)
 	return Max(1, lb_btt(g, b)->nlist);
 }
 
+static int
+lb_pages(Grid *g, uint32 b, uint32 *out)
+{
+	LbBtt	   *bt = lb_btt(g, b);
+	LbRef	   *l = lb_list(bt);
+	int			j;
+
+	for (j = 0; j < bt->nlist; j++)
+		out[j] = l[j].page;
+	return bt->nlist;
+}
+
 static uint32
 lb_count(Grid *g, uint32 b)
 {
@@ -761,6 +773,7 @@ const GridStoreOps lb_store_ops = {
 	.name = "log",
 	.capacity = lb_capacity,
 	.npages = lb_npages,
+	.pages = lb_pages,
 	.load = lb_load,
 	.count = lb_count,
 	.create = lb_create,
