@@ -24,6 +24,7 @@
 #include "storage/shmem.h"
 #include "utils/memutils.h"
 
+#include "cache/page_cache.h"
 #include "grid/grid.h"
 #include "storage/storage.h"
 #include "log/redo_log.h"
@@ -645,7 +646,10 @@ src_batch_limit(HiIndex *idx)
 	return gbuf_batch_limit(grid_open(idx), GRID_BUF_BUCKET);
 }
 
-/* Checkpoint: dirty pages of both buffers, then the blob */
+/*
+ * Checkpoint: dirty pages of both buffers, then those they handed to the
+ * shared page cache, then the blob
+ */
 static void
 src_flush_all(HiIndex *idx)
 {
@@ -656,6 +660,8 @@ src_flush_all(HiIndex *idx)
 		return;
 	g = grid_open(idx);
 	gbuf_flush_all(g);
+	if (gbuf_shares_cache(g))
+		hi_cache_flush_index(idx->sh, idx->slotno);
 	save_blob(g);
 }
 
