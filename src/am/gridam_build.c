@@ -16,6 +16,7 @@
 #include "am/gridam.h"
 #include "log/redo_log.h"
 #include "core/hi_core.h"
+#include "storage/storage.h"
 
 typedef struct LoadArg
 {
@@ -127,28 +128,37 @@ apply_insert(void *arg, const HiKeyItem *it)
  * Insert a batch of entries (am_insert_defer.c) along a Hilbert curve:
  * neighbours share their sub-directory and bucket, which are then at hand
  * (H-Grid's buffer) or appended to together (LB-Grid's log-buckets).
- * HI_LOG_WRITE_MAX entries per hold of tree_lock, their records logged
- * ahead with one write (hi_insert_logged; an insertion cut short, a split
- * or compaction meeting a full disk, has the index loaded again).
+ * HI_LOG_WRITE_MAX entries per hold of tree_lock, their sub-directories and
+ * buckets read ahead once insertions read from the device (an index larger
+ * than its memory), their records logged ahead with one write
+ * (hi_insert_logged; an insertion cut short, a split or compaction meeting
+ * a full disk, has the index loaded again).
  */
 static void
 grid_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
 {
 	HiKeyItem  *sorted = n > 1 ? hi_items_hilbert_order(items, n) : NULL;
 	const HiKeyItem *it = sorted ? sorted : items;
+	bool		ahead = false;
 	int			done;
 
 	for (done = 0; done < n; done += HI_LOG_WRITE_MAX)
 	{
+		int			k = Min(n - done, HI_LOG_WRITE_MAX);
+		uint64		reads = hi_store_device_reads(idx->sh);
 		Grid	   *g;
 
 		hi_lock_for_change(idx);
 		g = grid_open(idx);
-		hi_insert_logged(idx, xid, it + done, Min(n - done, HI_LOG_WRITE_MAX),
-						 apply_insert, g);
+		if (ahead)
+			grid_insert_read_ahead(g, it + done, k);
+		hi_insert_logged(idx, xid, it + done, k, apply_insert, g);
 		grid_note_applied(g);
 		hi_index_after_change(idx);
 		LWLockRelease(&idx->sh->tree_lock);
+		/* as the R-trees: once insertions read from the device more than rarely */
+		if (!ahead && (hi_store_device_reads(idx->sh) - reads) * 8 >= (uint64) k)
+			ahead = true;
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (sorted)

@@ -556,8 +556,10 @@ put_pages(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages,
 /*
  * Hand the current versions of n distinct pages to the cache as dirty
  * frames instead of writing them now: eviction and the index checkpoint
- * write them, in batches, like every dirty page (eFIND's flushes when it
- * shares the cache).  The caller holds the index's tree_lock exclusively.
+ * write them, in batches, like every dirty page (eFIND's flushes and the
+ * grids' buffers when they share the cache).  Nobody may change these
+ * pages meanwhile: eFIND holds the index's tree_lock exclusively, a grid
+ * its buffer's lock (its pages change only under tree_lock exclusively).
  */
 void
 hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages)
@@ -566,11 +568,10 @@ hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n, char *const *pag
 }
 
 /*
- * n pages were just written to their tier files past the cache (by a
- * build, or by a buffer of the access method's own: the grids'): the cache
- * keeps clean copies, so that later reads of them are memory copies, not
- * device reads.  Nobody else may read or write these pages meanwhile (the
- * build or the buffer holds them).
+ * n pages were just written to their tier files past the cache (by a bulk
+ * load, page_batch.c): the cache keeps clean copies, so that later reads
+ * of them are memory copies, not device reads.  Nobody else may read or
+ * write these pages meanwhile (the build holds them).
  */
 void
 hi_cache_put_clean(HiIndex *idx, const uint32 *pagenos, int n, char *const *pages)

@@ -309,6 +309,8 @@ struct GridStoreOps
 	int			(*npages) (Grid *g, uint32 b);
 	/* the pages of bucket b known without reading any (at most npages) */
 	int			(*pages) (Grid *g, uint32 b, uint32 *out);
+	/* does add read the bucket's pages? */
+	bool		add_reads;
 	void		(*load) (Grid *g, const uint32 *b, int n, GridBucketData *out);
 	uint32		(*count) (Grid *g, uint32 b);
 	uint32		(*create) (Grid *g);
@@ -393,6 +395,7 @@ extern uint32 *gc_pages(Grid *g, uint32 head, int *n);
 
 /* ---- changes (grid_insert.c, grid_merge.c) ---- */
 extern void grid_insert(Grid *g, const GridEntry *e);
+extern void grid_insert_read_ahead(Grid *g, const HiKeyItem *items, int n);
 extern bool grid_delete(Grid *g, const GridEntry *e);
 extern void grid_try_merge(Grid *g, double x, double y);
 extern void grid_note_delete(Grid *g, const GridEntry *e);

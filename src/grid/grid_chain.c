@@ -393,6 +393,7 @@ const GridStoreOps grid_chain_ops = {
 	.capacity = grid_chain_capacity,
 	.npages = chain_npages,
 	.pages = chain_pages,
+	.add_reads = true,
 	.load = gc_load,
 	.count = gc_count,
 	.create = gc_create,

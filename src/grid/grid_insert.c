@@ -17,6 +17,7 @@
 
 #include "miscadmin.h"
 
+#include "cache/page_cache.h"
 #include "grid/grid.h"
 #include "grid/grid_int.h"
 
@@ -408,4 +409,105 @@ grid_insert(Grid *g, const GridEntry *e)
 		grid_bump(g);
 		return;
 	}
+}
+
+static int
+cmp_uint32(const void *a, const void *b)
+{
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* Sort and drop duplicates; returns how many are left */
+static int
+sort_unique(uint32 *v, int n)
+{
+	int			i,
+				k = 0;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(uint32), cmp_uint32);
+	for (i = 1; i < n; i++)
+		if (v[i] != v[k])
+			v[++k] = v[i];
+	return k + 1;
+}
+
+/*
+ * Read ahead what inserting these entries will read, for an index larger
+ * than its memory whose buffers share the page cache (a batch,
+ * grid_insert_batch): their sub-directories, pinned in batches, and where
+ * adding to a bucket reads it (GFFM chains; LB-Grid appends to its working
+ * log-bucket), the buckets' known pages into the cache, at most the cache's
+ * read-ahead limit.  Otherwise each insertion would wait alone for its
+ * sub-directory and bucket.  Changes nothing; tree_lock is held.
+ */
+void
+grid_insert_read_ahead(Grid *g, const HiKeyItem *items, int n)
+{
+	uint32	   *dir = palloc(sizeof(uint32) * Max(n, 1));
+	double	   *cx = palloc(sizeof(double) * 2 * Max(n, 1));
+	uint32	   *dirs = palloc(sizeof(uint32) * Max(n, 1));
+	uint32	   *buckets = palloc(sizeof(uint32) * Max(n, 1));
+	int		   *frames;
+	int			limit = gbuf_batch_limit(g, GRID_BUF_DIR);
+	int			ndirs = 0;
+	int			nb = 0;
+	int			m = 0;
+	int			i,
+				off;
+	GridDirView rv;
+
+	if (!gbuf_shares_cache(g))
+		return;
+	grid_root(g, &rv);
+	for (i = 0; i < n; i++)
+	{
+		float4		reach[2];
+
+		if (items[i].kind != HI_KEY_BOX || !grid_center(&items[i].box, cx + 2 * m, reach))
+			continue;
+		dir[m] = rv.r[gdv_locate(&rv, cx[2 * m + GRID_X], cx[2 * m + GRID_Y])].ref;
+		dirs[ndirs++] = dir[m++];
+	}
+	ndirs = sort_unique(dirs, ndirs);
+	frames = palloc(sizeof(int) * Max(limit, 1));
+	for (off = 0; off < ndirs; off += limit)
+	{
+		int			cnt = Min(limit, ndirs - off);
+
+		gbuf_pin(g, GRID_BUF_DIR, dirs + off, cnt, frames);
+		for (i = 0; i < m; i++)
+		{
+			uint32	   *d = bsearch(&dir[i], dirs + off, cnt, sizeof(uint32), cmp_uint32);
+			GridDirView dv;
+
+			if (d == NULL || !g->store->add_reads)
+				continue;
+			gdv_init(&dv, GRID_DIR_FLAT(gbuf_page(g, GRID_BUF_DIR, frames[d - (dirs + off)])));
+			buckets[nb++] = dv.r[gdv_locate(&dv, cx[2 * i + GRID_X], cx[2 * i + GRID_Y])].ref;
+		}
+		for (i = 0; i < cnt; i++)
+			gbuf_unpin(g, GRID_BUF_DIR, frames[i]);
+	}
+	nb = sort_unique(buckets, nb);
+	if (nb > 0)
+	{
+		int			room = hi_cache_ahead_limit(g->idx);
+		uint32	   *pages = palloc(sizeof(uint32) * room);
+		int			np = 0;
+
+		for (i = 0; i < nb && np + g->store->npages(g, buckets[i]) <= room; i++)
+			np += g->store->pages(g, buckets[i], pages + np);
+		gbuf_prefetch(g, GRID_BUF_BUCKET, pages, np);
+		pfree(pages);
+	}
+	pfree(frames);
+	pfree(dir);
+	pfree(cx);
+	pfree(dirs);
+	pfree(buckets);
 }

@@ -774,6 +774,7 @@ const GridStoreOps lb_store_ops = {
 	.capacity = lb_capacity,
 	.npages = lb_npages,
 	.pages = lb_pages,
+	.add_reads = false,			/* appends to the working log-bucket */
 	.load = lb_load,
 	.count = lb_count,
 	.create = lb_create,

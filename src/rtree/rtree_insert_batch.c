@@ -36,22 +36,12 @@
 
 #include "rtree/rtree.h"
 #include "core/hi_core.h"
+#include "storage/storage.h"
 
 /* fewer entries than this: nothing worth batching */
 #define RT_AHEAD_MIN	8
 /* most entries inserted under one hold of tree_lock */
 #define RT_CHUNK_MAX	4096
-
-static uint64
-device_reads(HiIndex *idx)
-{
-	uint64		n = 0;
-	int			t;
-
-	for (t = 0; t < HI_NUM_TIERS; t++)
-		n += pg_atomic_read_u64(&idx->sh->tiers[t].reads);
-	return n;
-}
 
 /* The leaf ChooseLeaf takes for box now */
 static uint32
@@ -204,7 +194,7 @@ rt_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
 	int			keep = idx->pages->ahead_limit ? idx->pages->ahead_limit(idx) : 0;
 	int			probe = Max(RT_AHEAD_MIN, Min(keep, RT_CHUNK_MAX));
 	int			k = Min(n, probe);
-	uint64		reads = device_reads(idx);
+	uint64		reads = hi_store_device_reads(idx->sh);
 	HiKeyItem  *sorted = NULL;
 	RtPlanned  *p;
 	uint32	   *leaves;
@@ -213,7 +203,7 @@ rt_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
 	if (n > 1)
 		items = sorted = hi_items_hilbert_order(items, n);
 	insert_chunk(idx, items, NULL, 0, k, NULL, 0, xid);
-	reads = device_reads(idx) - reads;
+	reads = hi_store_device_reads(idx->sh) - reads;
 
 	/* nothing more, or the leaves were in memory: the rest as they come */
 	if (n - k < RT_AHEAD_MIN || keep < RT_AHEAD_MIN || reads * 8 < (uint64) k)

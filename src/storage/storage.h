@@ -166,6 +166,7 @@ extern void hi_store_write(HiIndexShared *sh, char **pages, int n);
 extern void hi_store_read_pages(HiIndexShared *sh, const char *relname,
 								const uint32 *pagenos, int n, char **bufs,
 								uint32 *ptes);
+extern uint64 hi_store_device_reads(HiIndexShared *sh);
 extern void hi_store_read(HiIndexShared *sh, const uint32 *pagenos, int n,
 						  char **bufs);
 extern uint32 hi_page_checksum(const char *page, uint32 page_size);

@@ -439,3 +439,15 @@ hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write)
 		CHECK_FOR_INTERRUPTS();
 	}
 }
+
+/* Pages this index read from its tier files so far (every backend) */
+uint64
+hi_store_device_reads(HiIndexShared *sh)
+{
+	uint64		n = 0;
+	int			t;
+
+	for (t = 0; t < HI_NUM_TIERS; t++)
+		n += pg_atomic_read_u64(&sh->tiers[t].reads);
+	return n;
+}
