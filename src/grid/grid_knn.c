@@ -334,9 +334,10 @@ expand_ring(GridKnn *k, int vi, int r)
 		}
 		else
 		{
+			/* r > 0 here: the top and bottom cells are distinct */
 			if (cy - r >= 0)
 				queue_cell(k, rv, x, cy - r);
-			if (r > 0 && cy + r < n1)
+			if (cy + r < n1)
 				queue_cell(k, rv, x, cy + r);
 		}
 	}
