@@ -15,6 +15,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "lib/qunique.h"
 #include "miscadmin.h"
 
 #include "cache/page_cache.h"
@@ -424,16 +425,8 @@ cmp_uint32(const void *a, const void *b)
 static int
 sort_unique(uint32 *v, int n)
 {
-	int			i,
-				k = 0;
-
-	if (n == 0)
-		return 0;
 	qsort(v, n, sizeof(uint32), cmp_uint32);
-	for (i = 1; i < n; i++)
-		if (v[i] != v[k])
-			v[++k] = v[i];
-	return k + 1;
+	return (int) qunique(v, n, sizeof(uint32), cmp_uint32);
 }
 
 /*
