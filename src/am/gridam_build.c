@@ -156,9 +156,8 @@ grid_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid
 		grid_note_applied(g);
 		hi_index_after_change(idx);
 		LWLockRelease(&idx->sh->tree_lock);
-		/* as the R-trees: once insertions read from the device more than rarely */
-		if (!ahead && (hi_store_device_reads(idx->sh) - reads) * 8 >= (uint64) k)
-			ahead = true;
+		if (!ahead)
+			ahead = hi_store_reads_often(idx->sh, reads, k);
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (sorted)

@@ -638,6 +638,30 @@ hi_cache_holds(HiIndex *idx, uint32 pageno)
 }
 
 /* A frame for a brand-new page (zeroed, dirty, pinned) */
+/*
+ * Bring n distinct pages into the cache, in batches it can read at once,
+ * pinning none of them: the read-ahead of buffers that share the cache
+ * (eFIND's, the grids').  Pages it holds already cost a lookup.
+ */
+void
+hi_cache_prefetch(HiIndex *idx, const uint32 *pagenos, int n)
+{
+	int			limit = Max(1, hi_cache_batch_limit(idx));
+	HiFrame    *frames = palloc(sizeof(HiFrame) * Max(Min(n, limit), 1));
+	int			off;
+
+	for (off = 0; off < n; off += limit)
+	{
+		int			k = Min(limit, n - off);
+		int			i;
+
+		hi_cache_read_batch(idx, pagenos + off, k, frames);
+		for (i = 0; i < k; i++)
+			hi_frame_release(frames[i]);
+	}
+	pfree(frames);
+}
+
 HiFrame
 hi_cache_new_page(HiIndex *idx, uint32 pageno)
 {

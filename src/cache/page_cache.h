@@ -23,6 +23,7 @@ extern void hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n,
 								HiFrame *frames);
 extern void hi_cache_copy_pages(HiIndex *idx, const uint32 *pagenos, int n,
 								char **bufs);
+extern void hi_cache_prefetch(HiIndex *idx, const uint32 *pagenos, int n);
 extern HiFrame hi_cache_new_page(HiIndex *idx, uint32 pageno);
 extern bool hi_cache_holds(HiIndex *idx, uint32 pageno);
 extern void hi_cache_write_back(HiIndex *idx, const uint32 *pagenos, int n,

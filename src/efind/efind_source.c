@@ -306,17 +306,13 @@ src_read_ahead(HiIndex *idx, const uint32 *pagenos, int n)
 {
 	Ef			ef;
 	uint32	   *need;
-	HiFrame    *frames;
-	int			limit = Max(1, hi_cache_batch_limit(idx));
 	int			nneed = 0;
-	int			off;
 	int			i;
 
 	ef_get(idx, &ef);
 	if (!ef_shares_cache(&ef))
 		return;					/* the paper's buffers: nothing kept (ahead_limit 0) */
 	need = palloc(sizeof(uint32) * Max(n, 1));
-	frames = palloc(sizeof(HiFrame) * limit);
 	LWLockAcquire(&ef.slot->wb_lock, LW_SHARED);
 	for (i = 0; i < n; i++)
 	{
@@ -326,16 +322,8 @@ src_read_ahead(HiIndex *idx, const uint32 *pagenos, int n)
 			need[nneed++] = pagenos[i];
 	}
 	LWLockRelease(&ef.slot->wb_lock);
-	for (off = 0; off < nneed; off += limit)
-	{
-		int			k = Min(limit, nneed - off);
-
-		hi_cache_read_batch(idx, need + off, k, frames);
-		for (i = 0; i < k; i++)
-			hi_frame_release(frames[i]);
-	}
+	hi_cache_prefetch(idx, need, nneed);
 	pfree(need);
-	pfree(frames);
 }
 
 const HiPageSource efind_source = {

@@ -837,10 +837,7 @@ gbuf_prefetch(Grid *g, int which, const uint32 *pagenos, int n)
 {
 	GridBuf    *b = buf_of(g, which);
 	uint32	   *need = palloc(sizeof(uint32) * Max(n, 1));
-	int			limit = Max(1, hi_cache_batch_limit(g->idx));
-	HiFrame    *frames = palloc(sizeof(HiFrame) * limit);
 	int			nneed = 0;
-	int			off;
 	int			i;
 
 	Assert(shares_cache(g));
@@ -849,16 +846,8 @@ gbuf_prefetch(Grid *g, int which, const uint32 *pagenos, int n)
 		if (hash_lookup(b, descs_of(b), hash_of(b), pagenos[i]) < 0)
 			need[nneed++] = pagenos[i];
 	LWLockRelease(&g->gs->buf_lock);
-	for (off = 0; off < nneed; off += limit)
-	{
-		int			k = Min(limit, nneed - off);
-
-		hi_cache_read_batch(g->idx, need + off, k, frames);
-		for (i = 0; i < k; i++)
-			hi_frame_release(frames[i]);
-	}
+	hi_cache_prefetch(g->idx, need, nneed);
 	pfree(need);
-	pfree(frames);
 }
 
 /* A zeroed, pinned, dirty page for a new logical page id */

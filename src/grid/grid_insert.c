@@ -441,10 +441,10 @@ sort_unique(uint32 *v, int n)
 void
 grid_insert_read_ahead(Grid *g, const HiKeyItem *items, int n)
 {
-	uint32	   *dir = palloc(sizeof(uint32) * Max(n, 1));
-	double	   *cx = palloc(sizeof(double) * 2 * Max(n, 1));
-	uint32	   *dirs = palloc(sizeof(uint32) * Max(n, 1));
-	uint32	   *buckets = palloc(sizeof(uint32) * Max(n, 1));
+	uint32	   *dir;
+	double	   *cx;
+	uint32	   *dirs;
+	uint32	   *buckets;
 	int		   *frames;
 	int			limit = gbuf_batch_limit(g, GRID_BUF_DIR);
 	int			ndirs = 0;
@@ -456,6 +456,10 @@ grid_insert_read_ahead(Grid *g, const HiKeyItem *items, int n)
 
 	if (!gbuf_shares_cache(g))
 		return;
+	dir = palloc(sizeof(uint32) * Max(n, 1));
+	cx = palloc(sizeof(double) * 2 * Max(n, 1));
+	dirs = palloc(sizeof(uint32) * Max(n, 1));
+	buckets = palloc(sizeof(uint32) * Max(n, 1));
 	grid_root(g, &rv);
 	for (i = 0; i < n; i++)
 	{
@@ -473,12 +477,12 @@ grid_insert_read_ahead(Grid *g, const HiKeyItem *items, int n)
 		int			cnt = Min(limit, ndirs - off);
 
 		gbuf_pin(g, GRID_BUF_DIR, dirs + off, cnt, frames);
-		for (i = 0; i < m; i++)
+		for (i = 0; i < m && g->store->add_reads; i++)
 		{
 			uint32	   *d = bsearch(&dir[i], dirs + off, cnt, sizeof(uint32), cmp_uint32);
 			GridDirView dv;
 
-			if (d == NULL || !g->store->add_reads)
+			if (d == NULL)
 				continue;
 			gdv_init(&dv, GRID_DIR_FLAT(gbuf_page(g, GRID_BUF_DIR, frames[d - (dirs + off)])));
 			buckets[nb++] = dv.r[gdv_locate(&dv, cx[2 * i + GRID_X], cx[2 * i + GRID_Y])].ref;

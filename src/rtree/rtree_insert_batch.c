@@ -203,10 +203,10 @@ rt_insert_batch(HiIndex *idx, const HiKeyItem *items, int n, TransactionId xid)
 	if (n > 1)
 		items = sorted = hi_items_hilbert_order(items, n);
 	insert_chunk(idx, items, NULL, 0, k, NULL, 0, xid);
-	reads = hi_store_device_reads(idx->sh) - reads;
 
 	/* nothing more, or the leaves were in memory: the rest as they come */
-	if (n - k < RT_AHEAD_MIN || keep < RT_AHEAD_MIN || reads * 8 < (uint64) k)
+	if (n - k < RT_AHEAD_MIN || keep < RT_AHEAD_MIN ||
+		!hi_store_reads_often(idx->sh, reads, k))
 	{
 		for (i = k; i < n; i += probe)
 			insert_chunk(idx, items, NULL, i, Min(probe, n - i), NULL, 0, xid);

@@ -167,6 +167,7 @@ extern void hi_store_read_pages(HiIndexShared *sh, const char *relname,
 								const uint32 *pagenos, int n, char **bufs,
 								uint32 *ptes);
 extern uint64 hi_store_device_reads(HiIndexShared *sh);
+extern bool hi_store_reads_often(HiIndexShared *sh, uint64 before, int n);
 extern void hi_store_read(HiIndexShared *sh, const uint32 *pagenos, int n,
 						  char **bufs);
 extern uint32 hi_page_checksum(const char *page, uint32 page_size);

@@ -440,6 +440,17 @@ hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write)
 	}
 }
 
+/*
+ * Did n operations since the device read count was before read from the
+ * device more than rarely (one read per 8 of them)?  Then a batch reads
+ * ahead (the R-trees' plan, the grids' read-ahead).
+ */
+bool
+hi_store_reads_often(HiIndexShared *sh, uint64 before, int n)
+{
+	return (hi_store_device_reads(sh) - before) * 8 >= (uint64) n;
+}
+
 /* Pages this index read from its tier files so far (every backend) */
 uint64
 hi_store_device_reads(HiIndexShared *sh)
