@@ -3,7 +3,10 @@
 -- access method builds an index of points, polygons, lines, duplicates,
 -- NULL and EMPTY rows with one worker plus the leader (the server says how
 -- many workers it launched, at DEBUG1) and once serially on a copy of the
--- table.  Both must pass hybrid_index_check, have the same number of
+-- table.  The R-trees are built in parallel once more with 1MB of
+-- maintenance_work_mem: both processes' sorts spill into runs, and the
+-- worker packs its half of the leaf level from pieces of both processes'
+-- runs.  Both must pass hybrid_index_check, have the same number of
 -- entries and pages, answer every operator exactly as a sequential scan
 -- (index and bitmap scans) and return kNN in true distance order.  The
 -- grids use small pages, so that their root is cut and each process
@@ -47,7 +50,8 @@ INSERT INTO pb_cases
   SELECT am, t || '_' || left(am, 2), par, NULL
   FROM (VALUES ('hyrtree'), ('efind'), ('lbgrid'), ('hgrid')) a(am),
        (VALUES ('pbp', true), ('pbs', false)) m(t, par);
-INSERT INTO pb_cases VALUES ('lbgrid', 'pbm_lb', true, '1MB'), ('hgrid', 'pbm_hg', true, '1MB');
+INSERT INTO pb_cases VALUES ('lbgrid', 'pbm_lb', true, '1MB'), ('hgrid', 'pbm_hg', true, '1MB'),
+  ('hyrtree', 'pbm_hy', true, '1MB'), ('efind', 'pbm_ef', true, '1MB');
 DO $$
 DECLARE
   c record;
@@ -91,6 +95,16 @@ WHERE p.par AND p.mem IS NULL ORDER BY array_position(ARRAY['hyrtree', 'efind', 
 -- the spilled ones: consistent, every row
 SELECT tbl, hybrid_index_check((tbl || '_idx')::regclass, heapallindexed => true) AS holds_every_row
 FROM pb_cases WHERE mem IS NOT NULL ORDER BY tbl;
+
+-- the R-trees built in parallel, spilled or not: the serial build's tree,
+-- page by page (number, level, entries, box)
+CREATE FUNCTION pb_tree(idx regclass) RETURNS text LANGUAGE sql AS $$
+  SELECT md5(string_agg(format('%s/%s/%s/%s', pageno, level, entries, box), ';' ORDER BY pageno))
+  FROM hybrid_index_pages(idx) $$;
+SELECT p.tbl, pb_tree((p.tbl || '_idx')::regclass) = pb_tree((s.tbl || '_idx')::regclass) AS same_tree
+FROM pb_cases p JOIN pb_cases s ON s.am = p.am AND NOT s.par
+WHERE p.par AND p.am IN ('hyrtree', 'efind') ORDER BY p.tbl;
+DROP FUNCTION pb_tree(regclass);
 
 -- the grids: the same root directory, sub-directories and buckets
 SELECT p.am, (pi->'root') = (si->'root') AS same_root,

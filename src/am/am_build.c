@@ -121,6 +121,13 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 								hi_wal_image_wanted(idx->sh)) : NULL;
 	bs.spool = ops->begin(am_build_parallel_budget(pb, (Size) maintenance_work_mem * 1024),
 						  arg);
+	{
+		HiLoadShared files;
+
+		/* the workers (and a helper) read the leader's runs where they are */
+		if (ops->share != NULL && am_build_parallel_files(pb, &files))
+			ops->share(bs.spool, &files, "hybrid_index_run_l");
+	}
 	bs.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index build tuple",
 									  ALLOCSET_DEFAULT_SIZES);
 	if (pb != NULL)

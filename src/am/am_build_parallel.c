@@ -9,9 +9,10 @@
  *	  once its own part is done, hands them to the core's collector.  A
  *	  collector with export and import runs in each worker too and writes
  *	  the file itself: the R-tree workers sort their entries by centre x
- *	  there, and the leader merges the sorted files with its own; the grid
- *	  workers keep their entries and export only what the leader needs to
- *	  plan.  With one worker, a core with a helper task (both families)
+ *	  into runs in the build's shared file set (AmBuildOps.share; the
+ *	  leader's runs go there too) and list them, and the leader merges all
+ *	  the runs where they are; the grid workers keep their entries and
+ *	  export only what the leader needs to plan.  With one worker, a core with a helper task (both families)
  *	  shares the load: the worker, once its part of the scan is exported,
  *	  takes the load's tasks from a third queue until the leader is done
  *	  with it (am_build_parallel_helper gives the leader's load the means),
@@ -425,6 +426,19 @@ am_build_parallel_helper(AmParallelBuild *pb, HiLoadHelper *helper)
 	return true;
 }
 
+/*
+ * Do workers run collectors?  If so, files gets the build's shared file
+ * set, where a collector's spills can go for the other processes to read.
+ */
+bool
+am_build_parallel_files(AmParallelBuild *pb, HiLoadShared *files)
+{
+	if (pb == NULL || !pb->shared->collect || pb->pcxt->nworkers_launched == 0)
+		return false;
+	shared_of(pb->shared, files);
+	return true;
+}
+
 /* Is a worker there to insert the load's WAL records? */
 bool
 am_build_parallel_has_image(AmParallelBuild *pb)
@@ -506,6 +520,15 @@ hi_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	ws.layout = &shared->layout;
 	ws.ops = shared->collect ? known_ops[shared->ops] : NULL;
 	ws.spool = ws.ops != NULL ? ws.ops->begin(shared->budget, NULL) : NULL;
+	if (ws.ops != NULL && ws.ops->share != NULL)
+	{
+		HiLoadShared files;
+		char		prefix[NAMEDATALEN];
+
+		shared_of(shared, &files);
+		snprintf(prefix, sizeof(prefix), "hybrid_index_run_w%d", ParallelWorkerNumber);
+		ws.ops->share(ws.spool, &files, prefix);
+	}
 	ws.file = BufFileCreateFileSet(&shared->fileset.fs, file_name(name, ParallelWorkerNumber));
 	ws.item = palloc(shared->layout.size);
 	ws.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index build tuple",

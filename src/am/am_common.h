@@ -116,6 +116,11 @@ typedef struct AmBuildOps
 	Size		(*import) (void *spool, BufFile *file, const char *name);
 	void		(*presort) (void *spool);
 	/*
+	 * optional: the collector's spills go to files of the parallel build's
+	 * shared file set, named from prefix, for the other processes to read
+	 */
+	void		(*share) (void *spool, const HiLoadShared *files, const char *prefix);
+	/*
 	 * export leaves the worker's entries in its collector, for the helper's
 	 * tasks to use: workers run the collector only when one can help
 	 */
@@ -150,6 +155,7 @@ extern double am_build_parallel_scan(AmParallelBuild *pb, Relation heap,
 													 const char *name),
 									 void (*presort) (void *state));
 extern bool am_build_parallel_helper(AmParallelBuild *pb, HiLoadHelper *helper);
+extern bool am_build_parallel_files(AmParallelBuild *pb, HiLoadShared *files);
 extern bool am_build_parallel_has_image(AmParallelBuild *pb);
 extern void am_build_parallel_image_sink(void *arg, const char *hdr, Size hlen,
 										 const char *data, Size dlen);

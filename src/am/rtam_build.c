@@ -55,6 +55,12 @@ set_helper(void *spool, const HiLoadHelper *helper)
 }
 
 static void
+share(void *spool, const HiLoadShared *files, const char *prefix)
+{
+	rt_build_share((RtBuild *) spool, files, prefix);
+}
+
+static void
 presort(void *spool)
 {
 	rt_build_presort((RtBuild *) spool);
@@ -75,6 +81,7 @@ const AmBuildOps rtam_build_ops = {
 	.export = export,
 	.import = import,
 	.presort = presort,
+	.share = share,
 	.set_helper = set_helper,
 	.help = help
 };

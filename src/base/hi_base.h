@@ -385,8 +385,6 @@ extern Size hi_runsort_count(const HiRunSort *s);
 extern void hi_runsort_sort(HiRunSort *s);
 extern bool hi_runsort_get(HiRunSort *s, void *rec);
 extern void hi_runsort_presort(HiRunSort *s);
-extern void hi_runsort_add_run(HiRunSort *s, BufFile *file, Size n);
-extern Size hi_runsort_write_sorted(HiRunSort *s, BufFile *file);
 extern void hi_runsort_end(HiRunSort *s);
 
 /* ---- a bulk load's helper: another process of a parallel build ----
@@ -414,6 +412,17 @@ typedef struct HiLoadHelper
 	/* wait until the helper is done with its task */
 	void		(*finish) (void *arg);
 } HiLoadHelper;
+
+/* ---- base/hi_runsort_share.c ----
+ * A sort's runs in a parallel build's shared file set: another process
+ * merges them without a pass that copies them first.  A worker exports
+ * its runs as a list, the leader imports them into its own sort and hands
+ * the first n records of the whole order to its helper as another list.
+ */
+extern void hi_runsort_share(HiRunSort *s, const HiLoadShared *files, const char *prefix);
+extern Size hi_runsort_export(HiRunSort *s, BufFile *list);
+extern Size hi_runsort_import(HiRunSort *s, const HiLoadShared *files, BufFile *list);
+extern void hi_runsort_split(HiRunSort *s, Size n, BufFile *list, const char *name);
 
 /* ---- stable radix sort of (uint64, uint32) pairs (base/hi_radix.c) ---- */
 extern uint64 hi_radix_key_double(double v);

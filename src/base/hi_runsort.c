@@ -18,10 +18,10 @@
  * Ties keep their order of arrival: runs are cut in arrival order and the
  * merge breaks ties by run, so the result is the one a single in-memory
  * sort of all records gives, and a build makes the same tree whether it
- * spilled or not.  A run sorted elsewhere can join the merge too
- * (hi_runsort_add_run): a parallel build's worker sorts its own entries
- * (hi_runsort_write_sorted) and the leader merges them with its own; its
- * ties then go by the order the runs came in.
+ * spilled or not.  Runs sorted by other processes can join the merge too
+ * (hi_runsort_share.c): ties between sources go by the order the sources
+ * came in (their rank), the array's taking its place among them when no
+ * more records are put.
  *
  * Memory: at most budget bytes for the array and its sort (recsize + 24
  * bytes per record), the order of the last array (4 bytes per record)
@@ -34,51 +34,13 @@
 #include "utils/memutils.h"
 
 #include "base/hi_base.h"
+#include "base/runsort_int.h"
 
 /* the radix sort's scratch per record: key, key copy, position, copy */
 #define RUNSORT_SCRATCH	(2 * sizeof(uint64) + 2 * sizeof(uint32))
 
 /* bytes a run is written and read in */
 #define RUNSORT_IO		8192
-
-/* records of the array ahead of the reader that a gather prefetches */
-#define RUNSORT_PREFETCH 16
-
-typedef struct HiRun
-{
-	BufFile    *file;
-	int			fileno;			/* where the run begins in file */
-	off_t		offset;
-	Size		left;			/* records not yet read into buf */
-	char	   *buf;			/* a batch of the run's records */
-	int			nbuf;
-	int			pos;			/* the head: buf + pos * recsize */
-} HiRun;
-
-struct HiRunSort
-{
-	Size		recsize;
-	HiRunKeyFn	key;
-	void	   *arg;
-	Size		maxn;			/* records the array may hold */
-	Size		alloc;			/* records allocated in arr */
-	char	   *arr;
-	Size		n;				/* records in arr */
-	Size		total;			/* records put */
-	uint32	   *order;			/* arr's positions in key order, once sorted */
-	uint64	   *okey;			/* their keys, while the array is merged */
-	Size		pos;			/* the next of order to read */
-	int			batch;			/* records per RUNSORT_IO */
-	HiRun	   *runs;
-	int			nruns;
-	int			maxruns;
-	/* merge: sources 0..nruns-1 are the runs, nruns the array */
-	int		   *heap;
-	uint64	   *headkey;		/* per source */
-	int			nheap;
-	bool		sorted;
-	bool		presorted;		/* the array is sorted; runs may still come */
-};
 
 HiRunSort *
 hi_runsort_begin(Size recsize, Size budget, Size expect, HiRunKeyFn key, void *arg)
@@ -151,17 +113,9 @@ copy_rec(void *dst, const void *src, Size recsize)
 		memcpy(dst, src, recsize);
 }
 
-/* The array's record at position i of its order (gathered, prefetching) */
-static inline const char *
-array_at(HiRunSort *s, Size i)
-{
-	if (i + RUNSORT_PREFETCH < s->n)
-		__builtin_prefetch(s->arr + s->recsize * s->order[i + RUNSORT_PREFETCH]);
-	return s->arr + s->recsize * s->order[i];
-}
-
-static HiRun *
-new_run(HiRunSort *s)
+/* A new source of the merge, ranked after those before it */
+HiRun *
+runsort_new_run(HiRunSort *s)
 {
 	HiRun	   *r;
 
@@ -173,12 +127,17 @@ new_run(HiRunSort *s)
 	}
 	r = &s->runs[s->nruns++];
 	memset(r, 0, sizeof(*r));
+	r->rank = s->nextrank++;
 	return r;
 }
 
-/* The full array becomes a run: sorted, written in order, emptied */
-static void
-write_run(HiRunSort *s)
+/*
+ * The array becomes a run: sorted, written in order, emptied.  A shared
+ * sort's run is a file of the shared file set, readable by other
+ * processes once written.
+ */
+void
+runsort_spill(HiRunSort *s)
 {
 	HiRun	   *r;
 	char	   *out = palloc(RUNSORT_IO);
@@ -186,12 +145,18 @@ write_run(HiRunSort *s)
 	Size		i;
 
 	sort_array(s, false);
-	r = new_run(s);
-	r->file = BufFileCreateTemp(false);
+	r = runsort_new_run(s);
+	if (s->shared)
+	{
+		r->name = psprintf("%s_%d", s->prefix, s->nruns - 1);
+		r->file = s->files.create(s->files.arg, r->name);
+	}
+	else
+		r->file = BufFileCreateTemp(false);
 	r->left = s->n;
 	for (i = 0; i < s->n; i++)
 	{
-		copy_rec(out + k * s->recsize, array_at(s, i), s->recsize);
+		copy_rec(out + k * s->recsize, runsort_array_at(s, i), s->recsize);
 		if (++k == s->batch)
 		{
 			BufFileWrite(r->file, out, k * s->recsize);
@@ -200,6 +165,8 @@ write_run(HiRunSort *s)
 	}
 	if (k > 0)
 		BufFileWrite(r->file, out, k * s->recsize);
+	if (s->shared)
+		BufFileExportFileSet(r->file);
 	pfree(out);
 	pfree(s->order);
 	s->order = NULL;
@@ -219,7 +186,7 @@ hi_runsort_put(HiRunSort *s, const void *rec)
 			s->arr = repalloc_huge(s->arr, s->recsize * s->alloc);
 		}
 		else
-			write_run(s);
+			runsort_spill(s);
 	}
 	copy_rec(s->arr + s->recsize * s->n, rec, s->recsize);
 	s->n++;
@@ -255,7 +222,7 @@ static inline const char *
 head(HiRunSort *s, int src)
 {
 	if (src == s->nruns)
-		return array_at(s, s->pos);
+		return runsort_array_at(s, s->pos);
 	return s->runs[src].buf + s->runs[src].pos * s->recsize;
 }
 
@@ -271,12 +238,12 @@ head_key(HiRunSort *s, int src)
 	return s->key(head(s, src), s->arg);
 }
 
-/* does source a's head come before b's (ties: the earlier source)? */
+/* does source a's head come before b's (ties: the source of lower rank)? */
 static inline bool
 before(HiRunSort *s, int a, int b)
 {
 	return s->headkey[a] < s->headkey[b] ||
-		(s->headkey[a] == s->headkey[b] && a < b);
+		(s->headkey[a] == s->headkey[b] && s->srank[a] < s->srank[b]);
 }
 
 static void
@@ -317,18 +284,25 @@ hi_runsort_sort(HiRunSort *s)
 		pfree(s->okey);
 		s->okey = NULL;
 	}
+	if (!s->arr_ranked)
+	{
+		s->arr_rank = s->nextrank++;
+		s->arr_ranked = true;
+	}
 	s->sorted = true;
 	if (s->nruns == 0)
 		return;
 
 	s->heap = palloc(sizeof(int) * (s->nruns + 1));
 	s->headkey = palloc(sizeof(uint64) * (s->nruns + 1));
+	s->srank = palloc(sizeof(int) * (s->nruns + 1));
 	s->nheap = 0;
 	for (i = 0; i < s->nruns; i++)
 	{
 		HiRun	   *r = &s->runs[i];
 
-		if (BufFileSeek(r->file, r->fileno, r->offset, SEEK_SET) != 0)
+		s->srank[i] = r->rank;
+		if (BufFileSeek(r->file, 0, (off_t) (r->start * s->recsize), SEEK_SET) != 0)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not rewind a temporary file of a sort: %m")));
@@ -339,7 +313,8 @@ hi_runsort_sort(HiRunSort *s)
 			s->heap[s->nheap++] = i;
 		}
 	}
-	if (s->n > 0)
+	s->srank[s->nruns] = s->arr_rank;
+	if (s->pos < s->n)
 	{
 		s->headkey[s->nruns] = head_key(s, s->nruns);
 		s->heap[s->nheap++] = s->nruns;
@@ -360,7 +335,7 @@ hi_runsort_get(HiRunSort *s, void *rec)
 	{
 		if (s->pos >= s->n)
 			return false;
-		copy_rec(rec, array_at(s, s->pos), s->recsize);
+		copy_rec(rec, runsort_array_at(s, s->pos), s->recsize);
 		s->pos++;
 		return true;
 	}
@@ -385,25 +360,9 @@ hi_runsort_get(HiRunSort *s, void *rec)
 }
 
 /*
- * n records in key order, from file's current position on, join the merge
- * as a run (before s is sorted); s closes file at its end.
- */
-void
-hi_runsort_add_run(HiRunSort *s, BufFile *file, Size n)
-{
-	HiRun	   *r;
-
-	Assert(!s->sorted);
-	r = new_run(s);
-	r->file = file;
-	BufFileTell(file, &r->fileno, &r->offset);
-	r->left = n;
-	s->total += n;
-}
-
-/*
  * No more records will be put: sort the array now, while waiting for runs
- * sorted elsewhere (hi_runsort_add_run) that are still being made.
+ * sorted elsewhere that are still being made.  Its records rank before
+ * those runs'.
  */
 void
 hi_runsort_presort(HiRunSort *s)
@@ -411,31 +370,8 @@ hi_runsort_presort(HiRunSort *s)
 	Assert(!s->sorted && !s->presorted);
 	sort_array(s, true);
 	s->presorted = true;
-}
-
-/* Sort s and write every record, in order, to file; returns how many */
-Size
-hi_runsort_write_sorted(HiRunSort *s, BufFile *file)
-{
-	char	   *out = palloc(RUNSORT_IO);
-	int			k = 0;
-	Size		n = 0;
-
-	hi_runsort_sort(s);
-	while (hi_runsort_get(s, out + k * s->recsize))
-	{
-		n++;
-		if (++k == s->batch)
-		{
-			BufFileWrite(file, out, k * s->recsize);
-			k = 0;
-			CHECK_FOR_INTERRUPTS();
-		}
-	}
-	if (k > 0)
-		BufFileWrite(file, out, k * s->recsize);
-	pfree(out);
-	return n;
+	s->arr_rank = s->nextrank++;
+	s->arr_ranked = true;
 }
 
 void
@@ -448,6 +384,8 @@ hi_runsort_end(HiRunSort *s)
 		BufFileClose(s->runs[i].file);
 		if (s->runs[i].buf != NULL)
 			pfree(s->runs[i].buf);
+		if (s->runs[i].name != NULL)
+			pfree(s->runs[i].name);
 	}
 	if (s->runs != NULL)
 		pfree(s->runs);
@@ -455,6 +393,8 @@ hi_runsort_end(HiRunSort *s)
 		pfree(s->heap);
 	if (s->headkey != NULL)
 		pfree(s->headkey);
+	if (s->srank != NULL)
+		pfree(s->srank);
 	if (s->order != NULL)
 		pfree(s->order);
 	if (s->okey != NULL)

@@ -265,9 +265,11 @@ extern Size rt_spool_count(const RtSpool *s);
 extern void rt_spool_sort(RtSpool *s);
 extern void rt_spool_get(RtSpool *s, void *e);
 extern uint64 rt_spool_key(const void *e, int dim);
-extern Size rt_spool_write_sorted(RtSpool *s, BufFile *file);
 extern void rt_spool_presort(RtSpool *s);
-extern void rt_spool_add_sorted(RtSpool *s, BufFile *file, Size n);
+extern void rt_spool_share(RtSpool *s, const HiLoadShared *files, const char *prefix);
+extern Size rt_spool_export(RtSpool *s, BufFile *list);
+extern Size rt_spool_import(RtSpool *s, const HiLoadShared *files, BufFile *list);
+extern void rt_spool_split(RtSpool *s, Size n, BufFile *list, const char *name);
 extern void rt_spool_end(RtSpool *s);
 
 /* rtree_build.c: CREATE INDEX collects the heap's entries, then packs */
@@ -277,6 +279,7 @@ extern RtBuild *rt_build_begin(Size budget);
 extern void rt_build_put(RtBuild *b, const RtLeafEntry *e);
 extern void rt_build_export(RtBuild *b, BufFile *file);
 extern void rt_build_presort(RtBuild *b);
+extern void rt_build_share(RtBuild *b, const HiLoadShared *files, const char *prefix);
 extern Size rt_build_import(RtBuild *b, BufFile *file, const char *name);
 extern void rt_build_set_helper(RtBuild *b, const HiLoadHelper *helper);
 extern void rt_bulk_help(HiIndex *idx, const void *task, Size len, const HiLoadShared *shared);

@@ -28,11 +28,13 @@
  * to a temporary file.
  *
  * In a parallel build each process collects and sorts its own entries
- * (B is then shared by the participants), and with one worker the leaf
+ * (B is then shared by the participants) into runs in the build's shared
+ * file set, and the leader merges them all.  With one worker the leaf
  * level, most of the load, is split: the slices are independent once the
- * x order is known, so the worker packs the first half of them into a
- * range of page numbers reserved for it (pack_leaves_split, rt_bulk_help).
- * The pages are those of a serial build.
+ * x order is known, so the worker packs the first half of them, merged
+ * from pieces of both processes' runs, into a range of page numbers
+ * reserved for it (pack_leaves_split, rt_bulk_help).  The pages are those
+ * of a serial build.
  */
 #include "postgres.h"
 
@@ -82,48 +84,36 @@ writer_page(PageWriter *w, uint16 level, uint16 flags, uint32 *pageno)
 /* NULL and EMPTY entries kept in memory before they go to a temporary file */
 #define RT_NULLS_MEM		(64 * 1024)
 
-/* A worker's sorted entries (rt_build_import), kept apart for a split */
-typedef struct RtPart
-{
-	BufFile    *file;
-	char		name[MAXPGPATH];
-	int			fileno;			/* where its sorted leaves begin */
-	off_t		offset;
-	Size		n;
-} RtPart;
-
 struct RtBuild
 {
 	Size		budget;
 	RtSpool    *leaves;
 	HiSpillList *nulls;
-	RtPart		part;			/* file NULL: none */
+	bool		shared;			/* leaves' runs are in files' set */
+	HiLoadShared files;
 	HiLoadHelper helper;		/* start NULL: none */
 };
 
 /*
  * The leaf level split between the leader and a helper process: the
- * helper packs the first slices, from the first a_n entries of the
- * leader's sorted file and the first b_n of the worker's, into pages
- * numbered from first_page, and writes the internal entries of those pages
- * to RT_SPLIT_UP.
+ * helper packs the first n entries of the x order, listed in the shared
+ * file list (pieces of both processes' runs, hi_runsort_split), into
+ * pages numbered from first_page, and writes the internal entries of
+ * those pages to RT_SPLIT_UP.
  */
 typedef struct RtSplitTask
 {
-	char		a_name[MAXPGPATH];
-	char		b_name[MAXPGPATH];
-	int32		b_fileno;
-	uint64		b_offset;
-	uint64		a_n;
-	uint64		b_n;
+	char		list[MAXPGPATH];
+	uint64		n;
 	uint64		per_slice;
 	uint64		budget;
 	uint32		cap;
 	uint32		first_page;
 } RtSplitTask;
 
-#define RT_SPLIT_A	"hybrid_index_build_sorted"
-#define RT_SPLIT_UP "hybrid_index_build_up"
+#define RT_SPLIT_LIST	"hybrid_index_build_split"
+#define RT_SPLIT_ARRAY	"hybrid_index_build_split_array"
+#define RT_SPLIT_UP		"hybrid_index_build_up"
 
 RtBuild *
 rt_build_begin(Size budget)
@@ -133,7 +123,7 @@ rt_build_begin(Size budget)
 	b->budget = budget;
 	b->leaves = rt_spool_begin(sizeof(RtLeafEntry), 0, budget, 1024);
 	b->nulls = hi_list_begin(sizeof(RtLeafEntry), RT_NULLS_MEM);
-	memset(&b->part, 0, sizeof(b->part));
+	b->shared = false;
 	memset(&b->helper, 0, sizeof(b->helper));
 	return b;
 }
@@ -149,11 +139,23 @@ rt_build_put(RtBuild *b, const RtLeafEntry *e)
 }
 
 /*
+ * A process of a parallel build: the leaf entries' runs go to the build's
+ * shared file set (files), named from prefix, so that the other processes
+ * read them where they are.
+ */
+void
+rt_build_share(RtBuild *b, const HiLoadShared *files, const char *prefix)
+{
+	b->shared = true;
+	b->files = *files;
+	rt_spool_share(b->leaves, files, prefix);
+}
+
+/*
  * A parallel build's worker hands its entries to the leader's build in one
  * temporary file (b is consumed): the count of its NULL and EMPTY entries,
- * those entries, then its boxes sorted by centre x.  rt_build_import makes
- * the sorted part a run of the leader's leaf spool, so each worker sorts
- * its share of the leaf level's x order and the leader merges.
+ * those entries, then the list of its boxes' runs, sorted by centre x
+ * (rt_build_share made them files of the shared set).
  */
 void
 rt_build_export(RtBuild *b, BufFile *file)
@@ -166,7 +168,7 @@ rt_build_export(RtBuild *b, BufFile *file)
 	while (hi_list_next(b->nulls, &e))
 		BufFileWrite(file, &e, sizeof(e));
 	hi_list_end(b->nulls);
-	(void) rt_spool_write_sorted(b->leaves, file);
+	(void) rt_spool_export(b->leaves, file);
 	rt_spool_end(b->leaves);
 	pfree(b);
 }
@@ -179,19 +181,19 @@ rt_build_presort(RtBuild *b)
 }
 
 /*
- * The leader's side: b owns file (name, in the build's shared file set)
- * from here on; returns the entries in it.  The first worker's sorted
- * leaves are kept apart: with a helper the leaf level may be split.
+ * The leader's side: a worker's file (rt_build_export), which it closes;
+ * the worker's runs join the leaf spool's merge.  Returns the entries.
  */
 Size
 rt_build_import(RtBuild *b, BufFile *file, const char *name)
 {
-	int64		size = BufFileSize(file);
 	uint64		nnulls;
 	uint64		i;
-	int64		rest;
+	Size		n;
 	RtLeafEntry e;
 
+	if (!b->shared)
+		elog(ERROR, "an R-tree build imports a worker's entries only with a shared file set");
 	if (BufFileRead(file, &nnulls, sizeof(nnulls)) != sizeof(nnulls))
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -204,19 +206,9 @@ rt_build_import(RtBuild *b, BufFile *file, const char *name)
 					 errmsg("could not read the entries of a parallel worker: %m")));
 		hi_list_put(b->nulls, &e);
 	}
-	rest = size - (int64) sizeof(nnulls) - (int64) (nnulls * sizeof(e));
-	if (rest < 0 || rest % sizeof(e) != 0)
-		elog(ERROR, "the entries of a parallel worker of an R-tree build have a bad size");
-	if (b->part.file == NULL)
-	{
-		b->part.file = file;
-		strlcpy(b->part.name, name, sizeof(b->part.name));
-		BufFileTell(file, &b->part.fileno, &b->part.offset);
-		b->part.n = (Size) (rest / sizeof(e));
-	}
-	else
-		rt_spool_add_sorted(b->leaves, file, (Size) (rest / sizeof(e)));
-	return (Size) nnulls + (Size) (rest / sizeof(e));
+	n = rt_spool_import(b->leaves, &b->files, file);
+	BufFileClose(file);
+	return (Size) nnulls + n;
 }
 
 /* A process that can pack part of the leaf level (rt_bulk_help) */
@@ -348,90 +340,38 @@ pack_level(PageWriter *w, RtSpool *in, Size esz, int level, uint32 cap,
 	return out;
 }
 
-/* The centre key of the idx-th leaf entry from (fileno, offset) of file */
-static uint64
-key_at(BufFile *file, int fileno, off_t offset, Size idx)
-{
-	RtLeafEntry e;
-
-	if (BufFileSeek(file, fileno, offset + (off_t) (idx * sizeof(e)), SEEK_SET) != 0 ||
-		BufFileRead(file, &e, sizeof(e)) != sizeof(e))
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not read the sorted entries of a parallel build: %m")));
-	return rt_spool_key(&e, 0);
-}
-
-/* n sorted leaf entries from entry idx of file (at fileno, offset) join m */
-static void
-add_part(RtSpool *m, BufFile *file, int fileno, off_t offset, Size idx, Size n)
-{
-	if (BufFileSeek(file, fileno, offset + (off_t) (idx * sizeof(RtLeafEntry)), SEEK_SET) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not seek in the sorted entries of a parallel build: %m")));
-	rt_spool_add_sorted(m, file, n);
-}
-
 /*
- * The leaf level with a helper process: the leader writes its sorted
- * entries to a shared file; of the merge of that file and the worker's,
+ * The leaf level with a helper process: of the x order of all entries,
  * the helper packs the first half of the slices (rt_bulk_help) into a
  * range of page numbers reserved for it while the leader packs the rest.
- * Both read their entries sequentially from the two files, so the random
- * gather of the leader's sorted array happens once, and the packing, the
- * page writes and their WAL records are shared.  Returns the spool of the
- * leaf pages' internal entries.
+ * The helper's entries are pieces of the runs both processes sorted
+ * (rt_spool_split finds where its half ends in each), merged by the helper
+ * as the leader merges its own, so the packing, the page writes and their
+ * WAL records are shared and no entry is copied for the other process
+ * but the leader's unspilled ones in the helper's half.  Returns the
+ * spool of the leaf pages' internal entries.
  */
 static RtSpool *
 pack_leaves_split(PageWriter *w, RtBuild *b, uint32 cap, Size *done)
 {
 	const HiLoadShared *f = &b->helper.shared;
-	RtPart	   *p = &b->part;
-	Size		esz = sizeof(RtLeafEntry);
-	BufFile    *a = f->create(f->arg, RT_SPLIT_A);
-	Size		na = rt_spool_write_sorted(b->leaves, a);
-	Size		nb = p->n;
-	Size		n = na + nb;
+	Size		n = rt_spool_count(b->leaves);
 	Size		per_slice = slice_size(n, cap);
 	Size		nslices = (n + per_slice - 1) / per_slice;
 	Size		r = (nslices / 2) * per_slice;	/* the helper's entries */
-	Size		i = 0;
 	RtSpool    *out = rt_spool_begin(sizeof(RtInternalEntry), 0, b->budget / 4,
 									 (n + cap - 1) / cap);
-	RtSpool    *m;
 
-	BufFileExportFileSet(a);
 	if (r > 0)
 	{
 		RtSplitTask task;
-		Size		lo = r > nb ? r - nb : 0;
-		Size		hi = Min(r, na);
+		BufFile    *list = f->create(f->arg, RT_SPLIT_LIST);
 
-		/*
-		 * The first r of the merge (ties: a's first) are a[0, i) and
-		 * b[0, r - i) for the smallest i where b[r - i - 1] comes before
-		 * a[i].
-		 */
-		while (lo < hi)
-		{
-			Size		mid = lo + (hi - lo) / 2;
-			Size		j = r - mid;
-
-			if (j == 0 || mid == na ||
-				key_at(p->file, p->fileno, p->offset, j - 1) < key_at(a, 0, 0, mid))
-				hi = mid;
-			else
-				lo = mid + 1;
-		}
-		i = lo;
+		rt_spool_split(b->leaves, r, list, RT_SPLIT_ARRAY);
+		BufFileClose(list);
 		memset(&task, 0, sizeof(task));
-		strlcpy(task.a_name, RT_SPLIT_A, sizeof(task.a_name));
-		strlcpy(task.b_name, p->name, sizeof(task.b_name));
-		task.b_fileno = p->fileno;
-		task.b_offset = p->offset;
-		task.a_n = i;
-		task.b_n = r - i;
+		strlcpy(task.list, RT_SPLIT_LIST, sizeof(task.list));
+		task.n = r;
 		task.per_slice = per_slice;
 		task.budget = b->budget;
 		task.cap = cap;
@@ -443,14 +383,10 @@ pack_leaves_split(PageWriter *w, RtBuild *b, uint32 cap, Size *done)
 								 r, n, RelationGetRelationName(w->idx->rel))));
 	}
 
-	/* the leader's slices: the rest of both files, merged */
-	m = rt_spool_begin(esz, 0, b->budget, 64);
-	add_part(m, a, 0, 0, i, na - i);
-	add_part(m, p->file, p->fileno, p->offset, r - i, nb - (r - i));
-	p->file = NULL;				/* m closes it */
-	rt_spool_sort(m);
-	pack_slices(w, m, n - r, per_slice, esz, 0, cap, b->budget, out, NULL, done);
-	rt_spool_end(m);
+	/* the leader's slices: the rest of the order */
+	rt_spool_sort(b->leaves);
+	pack_slices(w, b->leaves, n - r, per_slice, sizeof(RtLeafEntry), 0, cap, b->budget,
+				out, NULL, done);
 
 	if (r > 0)
 	{
@@ -475,31 +411,35 @@ pack_leaves_split(PageWriter *w, RtBuild *b, uint32 cap, Size *done)
 
 /*
  * A helper process's part of a leaf level (pack_leaves_split's task, len
- * bytes): pack its slices into its pages, write them (the caller streams
- * them into WAL), and write the internal entries of the pages to
- * RT_SPLIT_UP.  The index is new and invisible to everyone else; its
- * builder holds tree_lock and waits for this.
+ * bytes): merge its pieces of the runs, pack its slices into its pages,
+ * write them (the caller streams them into WAL), and write the internal
+ * entries of the pages to RT_SPLIT_UP.  The index is new and invisible to
+ * everyone else; its builder holds tree_lock and waits for this.
  */
 void
 rt_bulk_help(HiIndex *idx, const void *taskp, Size len, const HiLoadShared *f)
 {
 	RtSplitTask t;
 	RtSpool    *m;
+	BufFile    *list;
 	BufFile    *up;
 	PageWriter	w;
 
 	if (len != sizeof(t))
 		elog(ERROR, "an R-tree build's task has %zu bytes, not %zu", len, sizeof(t));
 	memcpy(&t, taskp, sizeof(t));
+	t.list[sizeof(t.list) - 1] = '\0';
 	m = rt_spool_begin(sizeof(RtLeafEntry), 0, t.budget, 64);
-	add_part(m, f->open(f->arg, t.a_name), 0, 0, 0, t.a_n);
-	add_part(m, f->open(f->arg, t.b_name), t.b_fileno, t.b_offset, 0, t.b_n);
+	list = f->open(f->arg, t.list);
+	if (rt_spool_import(m, f, list) != t.n)
+		elog(ERROR, "the helper of an R-tree build did not get its %zu entries", (Size) t.n);
+	BufFileClose(list);
 	rt_spool_sort(m);
 	up = f->create(f->arg, RT_SPLIT_UP);
 	writer_init(&w, idx);
 	w.fixed = true;
 	w.next = t.first_page;
-	pack_slices(&w, m, t.a_n + t.b_n, t.per_slice, sizeof(RtLeafEntry), 0, t.cap,
+	pack_slices(&w, m, t.n, t.per_slice, sizeof(RtLeafEntry), 0, t.cap,
 				t.budget, NULL, up, NULL);
 	hi_page_batch_end(&w.batch);
 	rt_spool_end(m);
@@ -517,7 +457,7 @@ rt_bulk_load(HiIndex *idx, RtBuild *b)
 	PageWriter	w;
 	uint32		leafcap = Max(2, rt_leaf_capacity(idx->page_size) * RT_BUILD_FILL_PCT / 100);
 	uint32		intcap = Max(2, rt_internal_capacity(idx->page_size) * RT_BUILD_FILL_PCT / 100);
-	Size		nleaf = rt_spool_count(b->leaves) + b->part.n;
+	Size		nleaf = rt_spool_count(b->leaves);
 	Size		done = 0;
 	RtSpool    *level;
 	RtInternalEntry root;
@@ -531,8 +471,6 @@ rt_bulk_load(HiIndex *idx, RtBuild *b)
 
 	if (nleaf == 0)
 	{
-		if (b->part.file != NULL)
-			BufFileClose(b->part.file);
 		rt_spool_end(b->leaves);
 		pfree(b);
 		hi_page_batch_end(&w.batch);
@@ -542,14 +480,11 @@ rt_bulk_load(HiIndex *idx, RtBuild *b)
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, 3);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, 0);
-	if (b->part.file != NULL && b->helper.start != NULL)
+	/* a helper reads the leader's runs: they must be in the shared set */
+	if (b->helper.start != NULL && b->shared)
 		level = pack_leaves_split(&w, b, leafcap, &done);
 	else
-	{
-		if (b->part.file != NULL)
-			add_part(b->leaves, b->part.file, b->part.fileno, b->part.offset, 0, b->part.n);
 		level = pack_level(&w, b->leaves, sizeof(RtLeafEntry), 0, leafcap, b->budget, &done);
-	}
 	rt_spool_end(b->leaves);
 	height = 1;
 	while (rt_spool_count(level) > 1)

@@ -82,13 +82,6 @@ rt_spool_get(RtSpool *s, void *e)
 		elog(ERROR, "R-tree bulk load read past the end of its spool");
 }
 
-/* Sort s and write its entries, in order, to file (a parallel worker's) */
-Size
-rt_spool_write_sorted(RtSpool *s, BufFile *file)
-{
-	return hi_runsort_write_sorted(s->sort, file);
-}
-
 /* no more entries will be put (runs may still be added): sort them now */
 void
 rt_spool_presort(RtSpool *s)
@@ -96,11 +89,32 @@ rt_spool_presort(RtSpool *s)
 	hi_runsort_presort(s->sort);
 }
 
-/* n entries already in s's order, from file's position on, join s */
+/* s's runs go to the parallel build's shared file set (see hi_runsort_share.c) */
 void
-rt_spool_add_sorted(RtSpool *s, BufFile *file, Size n)
+rt_spool_share(RtSpool *s, const HiLoadShared *files, const char *prefix)
 {
-	hi_runsort_add_run(s->sort, file, n);
+	hi_runsort_share(s->sort, files, prefix);
+}
+
+/* a worker's spool: every entry to runs, their list to list */
+Size
+rt_spool_export(RtSpool *s, BufFile *list)
+{
+	return hi_runsort_export(s->sort, list);
+}
+
+/* the runs listed in list join s */
+Size
+rt_spool_import(RtSpool *s, const HiLoadShared *files, BufFile *list)
+{
+	return hi_runsort_import(s->sort, files, list);
+}
+
+/* the first n entries of s's order go to a helper, listed in list */
+void
+rt_spool_split(RtSpool *s, Size n, BufFile *list, const char *name)
+{
+	hi_runsort_split(s->sort, n, list, name);
 }
 
 void
