@@ -9,6 +9,7 @@
 #define HI_PAGE_CACHE_H
 
 #include "base/hi_base.h"
+#include "storage/storage.h"
 
 /* the page source of hyrtree: every page through the shared cache */
 extern const HiPageSource hi_cache_source;
@@ -41,10 +42,13 @@ typedef struct HiPageBatch
 {
 	HiIndex    *idx;
 	char	   *mem;
-	char	  **pages;			/* max aligned page buffers */
-	uint32	   *pagenos;		/* of pages, for the cache's copies */
+	char	  **pages;			/* two sets of max aligned page buffers */
+	uint32	   *pagenos;		/* of a set, for the cache's copies */
 	int			max;
+	int			set;			/* the set pages are handed out from */
 	int			n;				/* handed out, not yet written */
+	HiStoreFlight flight;		/* the other set's writes */
+	bool		flying;
 } HiPageBatch;
 
 extern void hi_page_batch_init(HiPageBatch *b, HiIndex *idx);

@@ -105,6 +105,60 @@ hi_store_verify(HiIndexShared *sh, const char *page, uint32 pageno, uint32 pte)
 }
 
 /*
+ * Give each of n pages a fresh slot of the tier it belongs on, set its
+ * checksum, and describe its write in reqs; its new mapping goes to ptes.
+ * ckpt_lock is held.
+ */
+static void
+prepare_writes(HiIndexShared *sh, char **pages, int n, HiIoReq *reqs, uint32 *ptes)
+{
+	uint32		psize = sh->meta.page_size;
+	int			slotno = sh - hi_shared->indexes;
+	char	   *paths[HI_NUM_TIERS] = {NULL, NULL};
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		HiPageHeader *h = (HiPageHeader *) pages[i];
+		int			tier = write_tier(sh, slotno, pages[i],
+									  hi_pt_get(sh, h->pageno));
+		uint32		slot = hi_pt_alloc_slot(sh, tier);
+
+		h->checksum = hi_page_checksum(pages[i], psize);
+		ptes[i] = HI_PTE_MAKE(tier, slot, h->level > 0);
+		if (paths[tier] == NULL)
+			paths[tier] = hi_slot_path(sh, tier);
+		reqs[i].fd = hi_file_open(sh, tier, false);
+		reqs[i].tier = tier;
+		reqs[i].offset = (off_t) slot * psize;
+		reqs[i].buf = pages[i];
+		reqs[i].len = psize;
+		reqs[i].path = paths[tier];
+	}
+}
+
+/* The writes failed: the old versions stay current; the new slots go back */
+static void
+unalloc_slots(HiIndexShared *sh, const uint32 *ptes, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		hi_pt_unalloc_slot(sh, HI_PTE_TIER(ptes[i]), HI_PTE_SLOT(ptes[i]));
+}
+
+/* The writes are done: point the page table at the new slots */
+static void
+remap_pages(HiIndexShared *sh, char **pages, const uint32 *ptes, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+		hi_pt_remap(sh, ((HiPageHeader *) pages[i])->pageno, ptes[i]);
+	pgBufferUsage.shared_blks_written += n;
+}
+
+/*
  * Write pages of one index copy-on-write: each into a fresh slot of the
  * tier it belongs on, in one batch, then point the page table at them.
  */
@@ -113,10 +167,6 @@ hi_store_write(HiIndexShared *sh, char **pages, int n)
 {
 	HiIoReq    *reqs;
 	uint32	   *ptes;
-	int			i;
-	uint32		psize = sh->meta.page_size;
-	int			slotno = sh - hi_shared->indexes;
-	char	   *paths[HI_NUM_TIERS] = {NULL, NULL};
 
 	if (n == 0)
 		return;
@@ -127,39 +177,18 @@ hi_store_write(HiIndexShared *sh, char **pages, int n)
 	LWLockAcquire(&sh->ckpt_lock, LW_SHARED);
 	PG_TRY();
 	{
-		for (i = 0; i < n; i++)
-		{
-			HiPageHeader *h = (HiPageHeader *) pages[i];
-			int			tier = write_tier(sh, slotno, pages[i],
-										  hi_pt_get(sh, h->pageno));
-			uint32		slot = hi_pt_alloc_slot(sh, tier);
-
-			h->checksum = hi_page_checksum(pages[i], psize);
-			ptes[i] = HI_PTE_MAKE(tier, slot, h->level > 0);
-			if (paths[tier] == NULL)
-				paths[tier] = hi_slot_path(sh, tier);
-			reqs[i].fd = hi_file_open(sh, tier, false);
-			reqs[i].tier = tier;
-			reqs[i].offset = (off_t) slot * psize;
-			reqs[i].buf = pages[i];
-			reqs[i].len = psize;
-			reqs[i].path = paths[tier];
-		}
+		prepare_writes(sh, pages, n, reqs, ptes);
 		PG_TRY();
 		{
 			hi_io_batch(sh, reqs, n, true);
-			pgBufferUsage.shared_blks_written += n;
 		}
 		PG_CATCH();
 		{
-			/* the old versions stay current; give the new slots back */
-			for (i = 0; i < n; i++)
-				hi_pt_unalloc_slot(sh, HI_PTE_TIER(ptes[i]), HI_PTE_SLOT(ptes[i]));
+			unalloc_slots(sh, ptes, n);
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
-		for (i = 0; i < n; i++)
-			hi_pt_remap(sh, ((HiPageHeader *) pages[i])->pageno, ptes[i]);
+		remap_pages(sh, pages, ptes, n);
 	}
 	PG_FINALLY();
 	{
@@ -168,6 +197,86 @@ hi_store_write(HiIndexShared *sh, char **pages, int n)
 	PG_END_TRY();
 	pfree(reqs);
 	pfree(ptes);
+}
+
+/*
+ * hi_store_write in two halves, for a bulk load that goes on building its
+ * next pages while the device writes these: the pages get their slots and
+ * their writes are submitted (f describes them), and the caller leaves
+ * them unchanged until hi_store_write_finish waits for the writes and
+ * points the page table at the new slots.  Where the writes cannot be
+ * left in flight (hi_io_write_start) they are done here.  ckpt_lock is
+ * held from start to finish, so one index's writes in flight in one
+ * process at a time.
+ */
+void
+hi_store_write_start(HiStoreFlight *f, HiIndexShared *sh, char **pages, int n)
+{
+	f->sh = sh;
+	f->pages = pages;
+	f->n = n;
+	f->in_flight = false;
+	f->started = false;
+	if (n == 0)
+		return;
+	f->reqs = palloc(sizeof(HiIoReq) * n);
+	f->ptes = palloc(sizeof(uint32) * n);
+	LWLockAcquire(&sh->ckpt_lock, LW_SHARED);
+	PG_TRY();
+	{
+		prepare_writes(sh, pages, n, f->reqs, f->ptes);
+		PG_TRY();
+		{
+			f->in_flight = hi_io_write_start(sh, f->reqs, n);
+			if (!f->in_flight)
+				hi_io_batch(sh, f->reqs, n, true);
+		}
+		PG_CATCH();
+		{
+			unalloc_slots(sh, f->ptes, n);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+	}
+	PG_CATCH();
+	{
+		LWLockRelease(&sh->ckpt_lock);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	f->started = true;
+}
+
+void
+hi_store_write_finish(HiStoreFlight *f)
+{
+	if (!f->started)
+		return;
+	f->started = false;
+	PG_TRY();
+	{
+		if (f->in_flight)
+		{
+			PG_TRY();
+			{
+				hi_io_write_wait();
+			}
+			PG_CATCH();
+			{
+				unalloc_slots(f->sh, f->ptes, f->n);
+				PG_RE_THROW();
+			}
+			PG_END_TRY();
+		}
+		remap_pages(f->sh, f->pages, f->ptes, f->n);
+	}
+	PG_FINALLY();
+	{
+		LWLockRelease(&f->sh->ckpt_lock);
+	}
+	PG_END_TRY();
+	pfree(f->reqs);
+	pfree(f->ptes);
 }
 
 /*

@@ -111,6 +111,8 @@ typedef struct HiIoReq
 } HiIoReq;
 
 extern void hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write);
+extern bool hi_io_write_start(HiIndexShared *sh, HiIoReq *reqs, int n);
+extern void hi_io_write_wait(void);
 
 /* ---- storage/page_table.c ---- */
 extern void hi_pt_init(HiIndexShared *sh, uint32 npages_hint);
@@ -163,6 +165,21 @@ typedef struct HiStorePolicy
 extern void hi_store_register(HiAmKind kind, const HiStorePolicy *policy);
 extern const HiStorePolicy *hi_store_policy(const HiIndexShared *sh);
 extern void hi_store_write(HiIndexShared *sh, char **pages, int n);
+
+/* a batch of page writes left in flight (hi_store_write_start) */
+typedef struct HiStoreFlight
+{
+	HiIndexShared *sh;
+	char	  **pages;
+	int			n;
+	HiIoReq    *reqs;
+	uint32	   *ptes;
+	bool		in_flight;		/* else done at start */
+	bool		started;		/* finish has something to do */
+} HiStoreFlight;
+
+extern void hi_store_write_start(HiStoreFlight *f, HiIndexShared *sh, char **pages, int n);
+extern void hi_store_write_finish(HiStoreFlight *f);
 extern void hi_store_read_pages(HiIndexShared *sh, const char *relname,
 								const uint32 *pagenos, int n, char **bufs,
 								uint32 *ptes);

@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/fd.h"
@@ -373,6 +374,39 @@ emulate_round(HiIoReq *reqs, int n, bool write, double elapsed_us)
 }
 
 /*
+ * A round is done: count its I/Os, bytes, batch and time (us) per tier,
+ * and report its writes to whoever watches the files (a build's WAL image)
+ */
+static void
+account_round(HiIndexShared *sh, HiIoReq *reqs, int n, bool write, double us)
+{
+	bool		tier_used[HI_NUM_TIERS] = {false, false};
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		HiTierCounters *c = &sh->tiers[reqs[i].tier];
+
+		if (write)
+			hi_files_watch_written(sh, reqs[i].tier, (uint64) reqs[i].offset,
+								   reqs[i].buf, (uint32) reqs[i].len);
+
+		tier_used[reqs[i].tier] = true;
+		pg_atomic_fetch_add_u64(write ? &c->writes : &c->reads, 1);
+		pg_atomic_fetch_add_u64(write ? &c->bytes_written : &c->bytes_read,
+								reqs[i].len);
+	}
+	for (i = 0; i < HI_NUM_TIERS; i++)
+	{
+		if (!tier_used[i])
+			continue;
+		pg_atomic_fetch_add_u64(write ? &sh->tiers[i].write_batches :
+								&sh->tiers[i].read_batches, 1);
+		pg_atomic_fetch_add_u64(&sh->tiers[i].io_time_us, (uint64) us);
+	}
+}
+
+/*
  * Run a batch of page reads or writes and wait for all of them.  Counts
  * I/Os (the pages asked for, also where neighbours went as one request),
  * batches, bytes and time per tier in the index's shared counters.
@@ -394,7 +428,6 @@ hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write)
 					t1;
 		double		us;
 		int			i;
-		bool		tier_used[HI_NUM_TIERS] = {false, false};
 		bool		mem_tier[HI_NUM_TIERS];
 
 		for (i = 0; i < HI_NUM_TIERS; i++)
@@ -415,29 +448,207 @@ hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write)
 			us = INSTR_TIME_GET_MICROSEC(t1);
 		}
 
-		for (i = start; i < start + cnt; i++)
-		{
-			HiTierCounters *c = &sh->tiers[reqs[i].tier];
-
-			if (write)
-				hi_files_watch_written(sh, reqs[i].tier, (uint64) reqs[i].offset,
-									   reqs[i].buf, (uint32) reqs[i].len);
-
-			tier_used[reqs[i].tier] = true;
-			pg_atomic_fetch_add_u64(write ? &c->writes : &c->reads, 1);
-			pg_atomic_fetch_add_u64(write ? &c->bytes_written : &c->bytes_read,
-									reqs[i].len);
-		}
-		for (i = 0; i < HI_NUM_TIERS; i++)
-		{
-			if (!tier_used[i])
-				continue;
-			pg_atomic_fetch_add_u64(write ? &sh->tiers[i].write_batches :
-									&sh->tiers[i].read_batches, 1);
-			pg_atomic_fetch_add_u64(&sh->tiers[i].io_time_us, (uint64) us);
-		}
+		account_round(sh, reqs + start, cnt, write, us);
 		CHECK_FOR_INTERRUPTS();
 	}
+}
+
+/*
+ * A round of writes left in flight while its caller goes on (a bulk
+ * load's page batch: hi_store_write_start), on a ring of its own, so that
+ * the synchronous rounds the caller runs meanwhile (a cache eviction's
+ * writes, reads) never reap its completions.  One per process at a time;
+ * hi_io_write_wait reaps it, accounts it (the time submitting and
+ * waiting: what the caller did meanwhile is not I/O time) and raises its
+ * errors.  A transaction that fails with a round in flight waits for it
+ * as it aborts (flight_abort), before its buffers can be freed.
+ */
+static struct io_uring flight_ring;
+static int	flight_depth = 0;
+static int	flight_pending = 0;		/* submitted, not yet reaped */
+static IoRun flight_runs[1024];
+static struct iovec flight_iov[lengthof(flight_runs)];
+static HiIoReq *flight_reqs = NULL; /* NULL: no round in flight */
+static int	flight_n;
+static HiIndexShared *flight_sh;
+static double flight_us;
+static bool flight_callbacks = false;
+
+/* Reap what is in flight, ignoring the results */
+static void
+flight_drain(void)
+{
+	while (flight_pending > 0)
+	{
+		struct io_uring_cqe *cqe;
+		int			rc = io_uring_wait_cqe(&flight_ring, &cqe);
+
+		if (rc == -EINTR)
+			continue;
+		if (rc < 0)
+			ereport(PANIC,
+					(errmsg("io_uring completion wait failed: %s", strerror(-rc))));
+		io_uring_cqe_seen(&flight_ring, cqe);
+		flight_pending--;
+	}
+	flight_reqs = NULL;
+}
+
+static void
+flight_xact_abort(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		flight_drain();
+}
+
+static void
+flight_subxact_abort(SubXactEvent event, SubTransactionId mySubid,
+					 SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		flight_drain();
+}
+
+/*
+ * Submit n page writes (at most hybrid_index.io_depth) and return without
+ * waiting: true if they are in flight (hi_io_write_wait must follow
+ * before their buffers change), false if nothing was done because they
+ * cannot fly (no io_uring, device emulation, a tier file in memory,
+ * another round in flight): the caller then runs hi_io_batch.
+ */
+bool
+hi_io_write_start(HiIndexShared *sh, HiIoReq *reqs, int n)
+{
+	int			depth = Min(Max(hi_io_depth, 1), (int) lengthof(flight_runs));
+	int			nruns;
+	int			submitted = 0;
+	instr_time	t0,
+				t1;
+	int			i;
+
+	if (flight_reqs != NULL || n > depth || hi_io_method != HI_IO_URING ||
+		hi_emulate_devices || uring_refused)
+		return false;
+	for (i = 0; i < n; i++)
+		if (hi_file_in_memory(sh, reqs[i].tier))
+			return false;
+	if (flight_depth < depth)
+	{
+		if (flight_depth > 0)
+			io_uring_queue_exit(&flight_ring);
+		flight_depth = 0;
+		if (io_uring_queue_init(depth, &flight_ring, 0) < 0)
+			return false;
+		flight_depth = depth;
+	}
+	if (!flight_callbacks)
+	{
+		RegisterXactCallback(flight_xact_abort, NULL);
+		RegisterSubXactCallback(flight_subxact_abort, NULL);
+		flight_callbacks = true;
+	}
+
+	INSTR_TIME_SET_CURRENT(t0);
+	nruns = make_runs(reqs, n, flight_runs, flight_iov);
+	for (i = 0; i < nruns; i++)
+	{
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&flight_ring);
+		IoRun	   *r = &flight_runs[i];
+
+		Assert(sqe != NULL);
+		if (r->count == 1)
+			io_uring_prep_write(sqe, r->req->fd, r->req->buf, r->req->len, r->req->offset);
+		else
+			io_uring_prep_writev(sqe, r->req->fd, r->iov, r->count, r->req->offset);
+		io_uring_sqe_set_data(sqe, r);
+	}
+	while (submitted < nruns)
+	{
+		int			rc = io_uring_submit(&flight_ring);
+
+		if (rc == -EINTR)
+			continue;
+		if (rc <= 0)
+		{
+			/* reap what went, drop what did not, and fail */
+			flight_pending = submitted;
+			flight_drain();
+			io_uring_queue_exit(&flight_ring);
+			flight_depth = 0;
+			ereport(ERROR,
+					(errcode(ERRCODE_IO_ERROR),
+					 errmsg("io_uring submission failed: %s",
+							strerror(rc < 0 ? -rc : EAGAIN))));
+		}
+		submitted += rc;
+	}
+	flight_pending = nruns;
+	flight_reqs = reqs;
+	flight_n = n;
+	flight_sh = sh;
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	flight_us = INSTR_TIME_GET_MICROSEC(t1);
+	return true;
+}
+
+/* Wait for the writes hi_io_write_start left in flight */
+void
+hi_io_write_wait(void)
+{
+	HiIoReq    *bad = NULL;
+	int			first_err = 0;
+	ssize_t		bad_done = 0;
+	HiIoReq    *reqs = flight_reqs;
+	instr_time	t0,
+				t1;
+
+	if (reqs == NULL)
+		elog(ERROR, "hybrid_index: no page writes in flight to wait for");
+	INSTR_TIME_SET_CURRENT(t0);
+	while (flight_pending > 0)
+	{
+		struct io_uring_cqe *cqe;
+		int			rc = io_uring_wait_cqe(&flight_ring, &cqe);
+		IoRun	   *r;
+
+		if (rc == -EINTR)
+			continue;
+		if (rc < 0)
+			ereport(PANIC,
+					(errmsg("io_uring completion wait failed: %s", strerror(-rc))));
+		r = (IoRun *) io_uring_cqe_get_data(cqe);
+		if (cqe->res < 0)
+		{
+			if (bad == NULL)
+			{
+				bad = r->req;
+				first_err = -cqe->res;
+			}
+		}
+		else if ((Size) cqe->res != r->len)
+		{
+			/* a short transfer: do it again synchronously, it may be fine */
+			ssize_t		done;
+			int			err;
+			HiIoReq    *failed = run_one_by_one(r, true, &err, &done);
+
+			if (failed && bad == NULL)
+			{
+				bad = failed;
+				first_err = err > 0 ? err : 0;
+				bad_done = done;
+			}
+		}
+		io_uring_cqe_seen(&flight_ring, cqe);
+		flight_pending--;
+	}
+	flight_reqs = NULL;
+	if (bad != NULL)
+		io_failed(bad, true, first_err, bad_done);
+	INSTR_TIME_SET_CURRENT(t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	account_round(flight_sh, reqs, flight_n, true, flight_us + INSTR_TIME_GET_MICROSEC(t1));
 }
 
 /*

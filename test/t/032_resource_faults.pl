@@ -5,8 +5,9 @@
 #       the whole index (flash tier, map and log) lives there; inserts fill
 #       it until a statement fails with a clear "disk full" error
 #       (SQLSTATE 53100); the index then still passes its check and answers
-#       like a sequential scan; once space is freed (a table on the same
-#       filesystem dropped) inserts work again and survive a restart;
+#       like a sequential scan; a CREATE INDEX on the full filesystem fails
+#       the same way; once space is freed (a table on the same filesystem
+#       dropped) inserts work again and survive a restart;
 #   (b) hybrid_index.io_method = sync (the io_uring fallback): build,
 #       inserts, deletes, restart, differential checks;
 #   (c) a tier directory made unreadable (chmod 000): a clear error naming
@@ -328,6 +329,12 @@ SKIP:
 		ok(!$ok, "(a) $am: inserts fill the filesystem");
 		like($err, qr/ERROR:\s+53100:.*No space left on device/, "(a) $am: disk full, 53100") or diag($err);
 		no_crash("(a) $am disk full");
+		# a bulk load into the full filesystem: its page writes (left in
+		# flight while it builds the next ones) fail, the build with them
+		($ok, $out, $err) = run("CREATE INDEX f_${am}_big ON f_$am USING $am (geom) TABLESPACE tiny_$am");
+		ok(!$ok, "(a) $am: a build on the full filesystem fails");
+		like($err, qr/ERROR:\s+53100:.*No space left on device/, "(a) $am: build disk full, 53100") or diag($err);
+		no_crash("(a) $am build disk full");
 		healthy("(a) $am after disk full", "f_$am", "f_${am}_idx", 1000);
 		S("DROP TABLE filler_$am");
 		S('CHECKPOINT');
