@@ -22,6 +22,7 @@
 #include "utils/acl.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/wait_event.h"
 
 #include "base/hi_base.h"
 #include "core/hi_core.h"
@@ -638,11 +639,18 @@ write_checkpoint(HiIndex *idx)
 	int			t;
 
 	for (t = 0; t < HI_NUM_TIERS; t++)
-		if (pg_fdatasync(hi_file_open(sh, t, false)) != 0)
+	{
+		int			rc;
+
+		pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_SYNC);
+		rc = pg_fdatasync(hi_file_open(sh, t, false));
+		pgstat_report_wait_end();
+		if (rc != 0)
 			ereport(data_sync_elevel(ERROR),
 					(errcode_for_file_access(),
 					 errmsg("could not fsync tier %s of index \"%s\": %m",
 							hi_tier_suffix(t), hi_index_name(idx))));
+	}
 
 	log_fresh_pages(idx);
 	LWLockAcquire(&sh->log_lock, LW_SHARED);

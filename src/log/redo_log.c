@@ -32,6 +32,7 @@
 #include "storage/procarray.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/wait_event.h"
 
 #include "base/hi_base.h"
 #include "log/redo_log.h"
@@ -109,7 +110,9 @@ append_records(HiIndexShared *sh, HiLogRecord *recs, int n, const char *name)
 		/* WAL first (in log order), so that the log never has what WAL lacks */
 		hi_wal_log_record(sh, &recs[i]);
 	}
+	pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_WRITE);
 	w = pwrite(fd, recs, len, (off_t) (start - sh->log_base));
+	pgstat_report_wait_end();
 	if (w != (ssize_t) len)
 	{
 		/* a short write sets no errno: the file system is full */
@@ -199,10 +202,15 @@ hi_log_flush(HiIndexShared *sh, uint64 upto)
 	LWLockAcquire(&sh->flush_lock, LW_EXCLUSIVE);
 	if (sh->log_flushed < upto)
 	{
+		int			rc;
+
 		LWLockAcquire(&sh->log_lock, LW_SHARED);
 		target = sh->log_insert;
 		LWLockRelease(&sh->log_lock);
-		if (pg_fdatasync(hi_log_fd(sh)) != 0)
+		pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_SYNC);
+		rc = pg_fdatasync(hi_log_fd(sh));
+		pgstat_report_wait_end();
+		if (rc != 0)
 		{
 			LWLockRelease(&sh->flush_lock);
 			ereport(data_sync_elevel(ERROR),

@@ -23,6 +23,7 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/fd.h"
+#include "utils/wait_event.h"
 
 #include "base/hi_base.h"
 #include "storage/storage.h"
@@ -433,6 +434,8 @@ hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write)
 		for (i = 0; i < HI_NUM_TIERS; i++)
 			mem_tier[i] = hi_file_in_memory(sh, i);
 		INSTR_TIME_SET_CURRENT(t0);
+		/* what pg_stat_activity shows while the pages come and go */
+		pgstat_report_wait_start(write ? WAIT_EVENT_DATA_FILE_WRITE : WAIT_EVENT_DATA_FILE_READ);
 		if (hi_io_method == HI_IO_URING && ensure_ring(depth))
 			round_uring(runs, nruns, write, mem_tier);
 		else
@@ -447,6 +450,7 @@ hi_io_batch(HiIndexShared *sh, HiIoReq *reqs, int n, bool write)
 			INSTR_TIME_SUBTRACT(t1, t0);
 			us = INSTR_TIME_GET_MICROSEC(t1);
 		}
+		pgstat_report_wait_end();
 
 		account_round(sh, reqs + start, cnt, write, us);
 		CHECK_FOR_INTERRUPTS();
@@ -606,6 +610,7 @@ hi_io_write_wait(void)
 	if (reqs == NULL)
 		elog(ERROR, "hybrid_index: no page writes in flight to wait for");
 	INSTR_TIME_SET_CURRENT(t0);
+	pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_WRITE);
 	while (flight_pending > 0)
 	{
 		struct io_uring_cqe *cqe;
@@ -643,6 +648,7 @@ hi_io_write_wait(void)
 		io_uring_cqe_seen(&flight_ring, cqe);
 		flight_pending--;
 	}
+	pgstat_report_wait_end();
 	flight_reqs = NULL;
 	if (bad != NULL)
 		io_failed(bad, true, first_err, bad_done);
