@@ -205,6 +205,79 @@ round_sync(IoRun *runs, int n, bool write)
 	}
 }
 
+/* The first failure of a round: its request, errno (0: a short transfer), bytes done */
+typedef struct IoFailure
+{
+	HiIoReq    *req;
+	int			err;
+	ssize_t		done;
+} IoFailure;
+
+static inline void
+note_failure(IoFailure *f, HiIoReq *req, int err, ssize_t done)
+{
+	if (f->req == NULL)
+	{
+		f->req = req;
+		f->err = err > 0 ? err : 0;
+		f->done = done;
+	}
+}
+
+/* A run's request in a submission entry of ring r_ring */
+static void
+prep_run(struct io_uring *r_ring, IoRun *r, bool write)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(r_ring);
+
+	Assert(sqe != NULL);
+	if (r->count == 1 && write)
+		io_uring_prep_write(sqe, r->req->fd, r->req->buf, r->req->len, r->req->offset);
+	else if (r->count == 1)
+		io_uring_prep_read(sqe, r->req->fd, r->req->buf, r->req->len, r->req->offset);
+	else if (write)
+		io_uring_prep_writev(sqe, r->req->fd, r->iov, r->count, r->req->offset);
+	else
+		io_uring_prep_readv(sqe, r->req->fd, r->iov, r->count, r->req->offset);
+	io_uring_sqe_set_data(sqe, r);
+}
+
+/*
+ * Wait for n completions of runs submitted to r_ring, noting the first
+ * failure in f; a short transfer is done again synchronously (whole pages:
+ * it may be fine)
+ */
+static void
+reap(struct io_uring *r_ring, int n, bool write, IoFailure *f)
+{
+	while (n > 0)
+	{
+		struct io_uring_cqe *cqe;
+		int			rc = io_uring_wait_cqe(r_ring, &cqe);
+		IoRun	   *r;
+
+		if (rc == -EINTR)
+			continue;
+		if (rc < 0)
+			ereport(PANIC,
+					(errmsg("io_uring completion wait failed: %s", strerror(-rc))));
+		r = (IoRun *) io_uring_cqe_get_data(cqe);
+		if (cqe->res < 0)
+			note_failure(f, r->req, -cqe->res, 0);
+		else if ((Size) cqe->res != r->len)
+		{
+			ssize_t		done;
+			int			err;
+			HiIoReq    *failed = run_one_by_one(r, write, &err, &done);
+
+			if (failed)
+				note_failure(f, failed, err, done);
+		}
+		io_uring_cqe_seen(r_ring, cqe);
+		n--;
+	}
+}
+
 /*
  * A round over io_uring.  Requests to files in memory (tmpfs/ramfs, see
  * tier_files.c) are copied with pread/pwrite while the others are in
@@ -219,30 +292,14 @@ round_uring(IoRun *runs, int n, bool write, const bool *mem_tier)
 	int			i;
 	int			nring = 0;
 	int			submitted = 0;
-	int			completed = 0;
-	int			first_err = 0;
-	HiIoReq    *bad = NULL;
-	ssize_t		bad_done = 0;
+	IoFailure	f = {NULL, 0, 0};
 	int			submit_err = 0;
 
 	for (i = 0; i < n; i++)
 	{
-		struct io_uring_sqe *sqe;
-		IoRun	   *r = &runs[i];
-
-		if (mem_tier[r->req->tier])
+		if (mem_tier[runs[i].req->tier])
 			continue;
-		sqe = io_uring_get_sqe(&ring);
-		Assert(sqe != NULL);
-		if (r->count == 1 && write)
-			io_uring_prep_write(sqe, r->req->fd, r->req->buf, r->req->len, r->req->offset);
-		else if (r->count == 1)
-			io_uring_prep_read(sqe, r->req->fd, r->req->buf, r->req->len, r->req->offset);
-		else if (write)
-			io_uring_prep_writev(sqe, r->req->fd, r->iov, r->count, r->req->offset);
-		else
-			io_uring_prep_readv(sqe, r->req->fd, r->iov, r->count, r->req->offset);
-		io_uring_sqe_set_data(sqe, r);
+		prep_run(&ring, &runs[i], write);
 		nring++;
 	}
 	while (submitted < nring)
@@ -271,61 +328,20 @@ round_uring(IoRun *runs, int n, bool write, const bool *mem_tier)
 		if (!mem_tier[runs[i].req->tier])
 			continue;
 		failed = run_one_by_one(&runs[i], write, &err, &done);
-		if (failed && bad == NULL)
-		{
-			bad = failed;
-			first_err = err > 0 ? err : 0;
-			bad_done = done;
-		}
+		if (failed)
+			note_failure(&f, failed, err, done);
 	}
 
 	/* wait for every completion before raising any error */
-	while (completed < nring)
-	{
-		struct io_uring_cqe *cqe;
-		int			rc = io_uring_wait_cqe(&ring, &cqe);
-		IoRun	   *r;
-
-		if (rc == -EINTR)
-			continue;
-		if (rc < 0)
-			ereport(PANIC,
-					(errmsg("io_uring completion wait failed: %s", strerror(-rc))));
-		r = (IoRun *) io_uring_cqe_get_data(cqe);
-		if (cqe->res < 0)
-		{
-			if (bad == NULL)
-			{
-				bad = r->req;
-				first_err = -cqe->res;
-				bad_done = 0;
-			}
-		}
-		else if ((Size) cqe->res != r->len)
-		{
-			/* a short transfer: do it again synchronously, it may be fine */
-			ssize_t		done;
-			int			err;
-			HiIoReq    *failed = run_one_by_one(r, write, &err, &done);
-
-			if (failed && bad == NULL)
-			{
-				bad = failed;
-				first_err = err > 0 ? err : 0;
-				bad_done = done;
-			}
-		}
-		io_uring_cqe_seen(&ring, cqe);
-		completed++;
-	}
+	reap(&ring, nring, write, &f);
 	if (submit_err != 0)
 	{
 		/* unsubmitted entries must not go out with a later round */
 		io_uring_queue_exit(&ring);
 		ring_depth = 0;
 	}
-	if (bad != NULL)
-		io_failed(bad, write, first_err, bad_done);
+	if (f.req != NULL)
+		io_failed(f.req, write, f.err, f.done);
 	if (submit_err != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_IO_ERROR),
@@ -555,17 +571,7 @@ hi_io_write_start(HiIndexShared *sh, HiIoReq *reqs, int n)
 	INSTR_TIME_SET_CURRENT(t0);
 	nruns = make_runs(reqs, n, flight_runs, flight_iov);
 	for (i = 0; i < nruns; i++)
-	{
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&flight_ring);
-		IoRun	   *r = &flight_runs[i];
-
-		Assert(sqe != NULL);
-		if (r->count == 1)
-			io_uring_prep_write(sqe, r->req->fd, r->req->buf, r->req->len, r->req->offset);
-		else
-			io_uring_prep_writev(sqe, r->req->fd, r->iov, r->count, r->req->offset);
-		io_uring_sqe_set_data(sqe, r);
-	}
+		prep_run(&flight_ring, &flight_runs[i], true);
 	while (submitted < nruns)
 	{
 		int			rc = io_uring_submit(&flight_ring);
@@ -600,9 +606,7 @@ hi_io_write_start(HiIndexShared *sh, HiIoReq *reqs, int n)
 void
 hi_io_write_wait(void)
 {
-	HiIoReq    *bad = NULL;
-	int			first_err = 0;
-	ssize_t		bad_done = 0;
+	IoFailure	f = {NULL, 0, 0};
 	HiIoReq    *reqs = flight_reqs;
 	instr_time	t0,
 				t1;
@@ -611,47 +615,12 @@ hi_io_write_wait(void)
 		elog(ERROR, "hybrid_index: no page writes in flight to wait for");
 	INSTR_TIME_SET_CURRENT(t0);
 	pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_WRITE);
-	while (flight_pending > 0)
-	{
-		struct io_uring_cqe *cqe;
-		int			rc = io_uring_wait_cqe(&flight_ring, &cqe);
-		IoRun	   *r;
-
-		if (rc == -EINTR)
-			continue;
-		if (rc < 0)
-			ereport(PANIC,
-					(errmsg("io_uring completion wait failed: %s", strerror(-rc))));
-		r = (IoRun *) io_uring_cqe_get_data(cqe);
-		if (cqe->res < 0)
-		{
-			if (bad == NULL)
-			{
-				bad = r->req;
-				first_err = -cqe->res;
-			}
-		}
-		else if ((Size) cqe->res != r->len)
-		{
-			/* a short transfer: do it again synchronously, it may be fine */
-			ssize_t		done;
-			int			err;
-			HiIoReq    *failed = run_one_by_one(r, true, &err, &done);
-
-			if (failed && bad == NULL)
-			{
-				bad = failed;
-				first_err = err > 0 ? err : 0;
-				bad_done = done;
-			}
-		}
-		io_uring_cqe_seen(&flight_ring, cqe);
-		flight_pending--;
-	}
+	reap(&flight_ring, flight_pending, true, &f);
 	pgstat_report_wait_end();
+	flight_pending = 0;
 	flight_reqs = NULL;
-	if (bad != NULL)
-		io_failed(bad, true, first_err, bad_done);
+	if (f.req != NULL)
+		io_failed(f.req, true, f.err, f.done);
 	INSTR_TIME_SET_CURRENT(t1);
 	INSTR_TIME_SUBTRACT(t1, t0);
 	account_round(flight_sh, reqs, flight_n, true, flight_us + INSTR_TIME_GET_MICROSEC(t1));
