@@ -12,11 +12,12 @@
  *	  into runs in the build's shared file set (AmBuildOps.share; the
  *	  leader's runs go there too) and list them, and the leader merges all
  *	  the runs where they are; the grid workers keep their entries and
- *	  export only what the leader needs to plan.  With one worker, a core with a helper task (both families)
- *	  shares the load: the worker, once its part of the scan is exported,
- *	  takes the load's tasks from a third queue until the leader is done
- *	  with it (am_build_parallel_helper gives the leader's load the means),
- *	  writes its pages itself and streams them into WAL
+ *	  export only what the leader needs to plan.  With one worker, a core
+ *	  with a helper task (both families) shares the load: the worker, once
+ *	  its part of the scan is exported, takes the load's tasks from a third
+ *	  queue until the leader is done with it (am_build_parallel_helper
+ *	  gives the leader's load the means), writes its pages itself and
+ *	  streams them into WAL
  *	  (hi_wal_image_join), and says so after each task.  The R-tree's
  *	  worker packs half the leaf level, the grid's builds one side of the
  *	  root's first cut; the two processes share temporary files and a lock
