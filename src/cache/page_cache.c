@@ -451,12 +451,11 @@ hi_cache_batch_limit(HiIndex *idx)
 }
 
 /*
- * Copies of the current versions of n distinct pages into bufs (page_size
- * bytes each), read through the cache in batches: for buffers of an
- * access method's own (eFIND's, the grids') that share the cache below.
+ * Read n distinct pages through the cache in batches it can read at once;
+ * with bufs, copy each into bufs (page_size bytes each), else pin none
  */
-void
-hi_cache_copy_pages(HiIndex *idx, const uint32 *pagenos, int n, char **bufs)
+static void
+read_through(HiIndex *idx, const uint32 *pagenos, int n, char **bufs)
 {
 	int			limit = hi_cache_batch_limit(idx);
 	HiFrame    *frames = palloc(sizeof(HiFrame) * Max(Min(n, limit), 1));
@@ -470,11 +469,23 @@ hi_cache_copy_pages(HiIndex *idx, const uint32 *pagenos, int n, char **bufs)
 		hi_cache_read_batch(idx, pagenos + off, k, frames);
 		for (i = 0; i < k; i++)
 		{
-			memcpy(bufs[off + i], hi_frame_data(frames[i]), idx->page_size);
+			if (bufs != NULL)
+				memcpy(bufs[off + i], hi_frame_data(frames[i]), idx->page_size);
 			hi_frame_release(frames[i]);
 		}
 	}
 	pfree(frames);
+}
+
+/*
+ * Copies of the current versions of n distinct pages into bufs (page_size
+ * bytes each), read through the cache in batches: for buffers of an
+ * access method's own (eFIND's, the grids') that share the cache below.
+ */
+void
+hi_cache_copy_pages(HiIndex *idx, const uint32 *pagenos, int n, char **bufs)
+{
+	read_through(idx, pagenos, n, bufs);
 }
 
 HiFrame
@@ -637,7 +648,6 @@ hi_cache_holds(HiIndex *idx, uint32 pageno)
 	return hi_spill_has(tag.slotno, tag.generation, pageno);
 }
 
-/* A frame for a brand-new page (zeroed, dirty, pinned) */
 /*
  * Bring n distinct pages into the cache, in batches it can read at once,
  * pinning none of them: the read-ahead of buffers that share the cache
@@ -646,22 +656,10 @@ hi_cache_holds(HiIndex *idx, uint32 pageno)
 void
 hi_cache_prefetch(HiIndex *idx, const uint32 *pagenos, int n)
 {
-	int			limit = Max(1, hi_cache_batch_limit(idx));
-	HiFrame    *frames = palloc(sizeof(HiFrame) * Max(Min(n, limit), 1));
-	int			off;
-
-	for (off = 0; off < n; off += limit)
-	{
-		int			k = Min(limit, n - off);
-		int			i;
-
-		hi_cache_read_batch(idx, pagenos + off, k, frames);
-		for (i = 0; i < k; i++)
-			hi_frame_release(frames[i]);
-	}
-	pfree(frames);
+	read_through(idx, pagenos, n, NULL);
 }
 
+/* A frame for a brand-new page (zeroed, dirty, pinned) */
 HiFrame
 hi_cache_new_page(HiIndex *idx, uint32 pageno)
 {
