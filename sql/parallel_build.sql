@@ -13,7 +13,11 @@
 -- builds one side (the server says how many entries the worker built):
 -- the same root, sub-directories and buckets as the serial build.  They
 -- are built in parallel once more with 1MB of maintenance_work_mem: both
--- processes' entries spill, and the first cut comes from their samples.
+-- processes' entries spill, and the first cut comes from their samples;
+-- each process spreads its side's entries into regions as it parts them.
+-- One more table (pbd) holds more duplicates than distinct points, all at
+-- the corner: its first cut puts them all on the worker's side, which no
+-- sample can cut into regions, so it is loaded whole there.
 -- Uses the helpers of hyrtree_00_setup.
 --
 \set ECHO none
@@ -44,20 +48,25 @@ INSERT INTO pb0
 INSERT INTO pb0 SELECT 600000 + i, 'null', NULL FROM generate_series(1, 500) i;
 INSERT INTO pb0 SELECT 700000 + i, 'empty', 'POINT EMPTY' FROM generate_series(1, 20) i;
 
+CREATE TABLE pbd AS
+  SELECT id, kind, geom FROM pb0 WHERE kind = 'upoint' AND id <= 10000
+  UNION ALL SELECT 800000 + i, 'corner', 'POINT(1000 1000)' FROM generate_series(1, 15000) i;
+
 -- per access method a table built in parallel (p) and a copy built serially (s)
-CREATE TABLE pb_cases (am text, tbl text, par boolean, mem text);
+CREATE TABLE pb_cases (am text, tbl text, par boolean, mem text, src text DEFAULT 'pb0');
 INSERT INTO pb_cases
   SELECT am, t || '_' || left(am, 2), par, NULL
   FROM (VALUES ('hyrtree'), ('efind'), ('lbgrid'), ('hgrid')) a(am),
        (VALUES ('pbp', true), ('pbs', false)) m(t, par);
-INSERT INTO pb_cases VALUES ('lbgrid', 'pbm_lb', true, '1MB'), ('hgrid', 'pbm_hg', true, '1MB'),
-  ('hyrtree', 'pbm_hy', true, '1MB'), ('efind', 'pbm_ef', true, '1MB');
+INSERT INTO pb_cases VALUES ('lbgrid', 'pbm_lb', true, '1MB', 'pb0'), ('hgrid', 'pbm_hg', true, '1MB', 'pb0'),
+  ('hyrtree', 'pbm_hy', true, '1MB', 'pb0'), ('efind', 'pbm_ef', true, '1MB', 'pb0'),
+  ('lbgrid', 'pbd_lb', true, '1MB', 'pbd'), ('hgrid', 'pbd_hg', true, '1MB', 'pbd');
 DO $$
 DECLARE
   c record;
 BEGIN
   FOR c IN SELECT * FROM pb_cases LOOP
-    EXECUTE format('CREATE TABLE %I AS SELECT * FROM pb0 ORDER BY md5(id::text)', c.tbl);
+    EXECUTE format('CREATE TABLE %I AS SELECT * FROM %I ORDER BY md5(id::text)', c.tbl, c.src);
     EXECUTE format('ALTER TABLE %I SET (parallel_workers = %s)', c.tbl,
                    CASE WHEN c.par THEN 1 ELSE 0 END);
     EXECUTE format('ANALYZE %I', c.tbl);
@@ -126,6 +135,7 @@ INSERT INTO pb_q
         FROM generate_series(1, 5) i) s;
 INSERT INTO pb_q VALUES
   (102, 'POINT(250 250)'),                                -- the duplicates
+  (104, 'POINT(1000 1000)'),                              -- pbd's corner
   (103, ST_MakeEnvelope(2000, 2000, 3000, 3000));         -- nothing
 INSERT INTO pb_q
   SELECT 200 + row_number() OVER (ORDER BY id), geom FROM pb0
@@ -154,7 +164,7 @@ FROM pb_cases c CROSS JOIN (VALUES (1, 'POINT(500 500)'::geometry), (2, 'POINT(2
      LATERAL hit.knn_diff(c.tbl, c.tbl || '_idx', q.g, 60) d
 ORDER BY c.am, c.tbl, q.qid;
 
-DROP TABLE pb0, pb_q, pb_ops, pb_res;
+DROP TABLE pb0, pbd, pb_q, pb_ops, pb_res;
 DO $$
 DECLARE
   c record;

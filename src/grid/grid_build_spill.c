@@ -288,6 +288,9 @@ sample_list(HiSpillList *l, int max, int *ns)
 	return sp.sample;
 }
 
+static void build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
+						   const double *lo, const double *hi, Size budget);
+
 /* The entries of the regions, region after region (step 3) */
 typedef struct RegionEntries
 {
@@ -305,6 +308,157 @@ region_next(RegionEntries *re, int r, GridEntry *e)
 }
 
 /*
+ * The regions of a part of the grid being spread (step 3): the cuts above
+ * them and where their entries go until they are built (step 4)
+ */
+struct GridExt
+{
+	Regions		rs;
+	int			root;			/* the cuts' top node, or -1 */
+	int			root_region;
+	RegionEntries re;
+	Size		region_max;		/* entries a region may hold to be built in memory */
+	Size		budget;
+};
+
+/*
+ * Cut the part of the grid over [lo, hi), of est entries of which
+ * s[0..ns) is a uniform sample, into regions (steps 2 and 3; the cuts go
+ * to the root's scales).  NULL if the sample cannot be cut at all (its
+ * centres coincide, or est fits one region): nothing is changed then.
+ */
+GridExt *
+grid_ext_begin(GridBuild *bs, GridItem *s, int ns, double est,
+			   const double *lo, const double *hi, Size budget)
+{
+	GridExt    *x = palloc0(sizeof(GridExt));
+	GridSet		set;
+	int			r;
+
+	x->budget = budget;
+	x->region_max = Max(budget / 2 / (sizeof(GridItem) + GRID_SET_BYTES),
+						(Size) bs->target);
+	x->root_region = -1;
+	/* half of what fits: room for the sample's error */
+	x->rs.target = (double) x->region_max / 2;
+	grid_set_begin(&set, s, ns);
+	x->root = cut_sample(bs, &x->rs, &set, est, lo, hi, &x->root_region);
+	grid_set_end(&set);
+	if (x->rs.nr == 1)
+	{
+		pfree(x->rs.r);
+		pfree(x);
+		return NULL;
+	}
+
+	/* each entry to its region: a file each, or a sort by region */
+	if (x->rs.nr <= GRID_REGION_FILES_MAX && (Size) x->rs.nr * BLCKSZ <= budget / 2)
+	{
+		x->re.lists = palloc(sizeof(HiSpillList *) * x->rs.nr);
+		for (r = 0; r < x->rs.nr; r++)
+			x->re.lists[r] = hi_list_begin(sizeof(GridEntry), 0);
+	}
+	else
+		x->re.sort = hi_sort_begin(sizeof(GridEntry), 1, budget / 2);
+	return x;
+}
+
+/* One entry to its region */
+void
+grid_ext_put(GridExt *x, const GridItem *it)
+{
+	int			r = region_of(&x->rs, x->root, x->root_region, it->c);
+
+	x->rs.r[r].count++;
+	if (x->re.sort)
+		hi_sort_put(x->re.sort, &it->e, (double) r, 0);
+	else
+		hi_list_put(x->re.lists[r], &it->e);
+}
+
+/* Build the regions from their entries (step 4); x is freed */
+void
+grid_ext_finish(GridBuild *bs, GridExt *x)
+{
+	Regions    *rs = &x->rs;
+	RegionEntries *re = &x->re;
+	Deferred   *deferred = NULL;
+	int			ndeferred = 0;
+	GridSet		set;
+	GridItem	it;
+	int			r;
+
+	if (re->sort)
+		hi_sort_done(re->sort);
+	else
+		for (r = 0; r < rs->nr; r++)
+			hi_list_rewind(re->lists[r]);
+
+	for (r = 0; r < rs->nr; r++)
+	{
+		Region	   *reg = &rs->r[r];
+		Size		i;
+
+		if (reg->count <= x->region_max)
+		{
+			GridItem   *items = palloc_extended(sizeof(GridItem) * Max(reg->count, 1),
+											  MCXT_ALLOC_HUGE);
+
+			for (i = 0; i < reg->count; i++)
+			{
+				if (!region_next(re, r, &items[i].e) ||
+					!grid_center(&items[i].e.box, items[i].c, items[i].reach))
+					elog(ERROR, "grid bulk load lost entries of a region");
+			}
+			if (re->lists)
+				hi_list_end(re->lists[r]);
+			grid_set_begin(&set, items, (int) reg->count);
+			grid_build_groups(bs, &set, reg->lo, reg->hi);
+			grid_set_end(&set);
+			pfree(items);
+			continue;
+		}
+		/* underestimated: a file of its own, built after this sort */
+		if (ndeferred == 0)
+			deferred = palloc(sizeof(Deferred) * rs->nr);
+		deferred[ndeferred].items = hi_list_begin(sizeof(GridItem), 0);
+		memcpy(deferred[ndeferred].lo, reg->lo, sizeof(double) * 2);
+		memcpy(deferred[ndeferred].hi, reg->hi, sizeof(double) * 2);
+		for (i = 0; i < reg->count; i++)
+		{
+			if (!region_next(re, r, &it.e) ||
+				!grid_center(&it.e.box, it.c, it.reach))
+				elog(ERROR, "grid bulk load lost entries of a region");
+			hi_list_put(deferred[ndeferred].items, &it);
+		}
+		if (re->lists)
+			hi_list_end(re->lists[r]);
+		ndeferred++;
+	}
+	if (re->sort)
+		hi_sort_end(re->sort);
+	else
+		pfree(re->lists);
+	pfree(rs->r);
+	if (rs->node)
+		pfree(rs->node);
+
+	for (r = 0; r < ndeferred; r++)
+	{
+		int			dns;
+		GridItem   *ds = sample_list(deferred[r].items,
+									 (int) Max(x->budget / 8 / sizeof(GridItem), 64), &dns);
+
+		build_external(bs, deferred[r].items, ds, dns, deferred[r].lo,
+					   deferred[r].hi, x->budget);
+		hi_list_end(deferred[r].items);
+	}
+	if (deferred)
+		pfree(deferred);
+	pfree(x);
+}
+
+/*
  * Build the part of the grid over [lo, hi) from the items of list (all
  * centres inside), with s[0..ns) a uniform sample of them (freed here).
  */
@@ -313,27 +467,12 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 			   const double *lo, const double *hi, Size budget)
 {
 	Size		n = hi_list_count(list);
-	Size		region_max = Max(budget / 2 / (sizeof(GridItem) + GRID_SET_BYTES),
-								 (Size) bs->target);
-	Regions		rs;
+	GridExt    *x = grid_ext_begin(bs, s, ns, (double) n, lo, hi, budget);
 	GridSet		set;
-	int			root;
-	int			root_region = -1;
-	RegionEntries re;
 	GridItem	it;
-	Deferred   *deferred = NULL;
-	int			ndeferred = 0;
-	int			r;
 
-	memset(&rs, 0, sizeof(rs));
-	/* half of what fits: room for the sample's error */
-	rs.target = (double) region_max / 2;
-	grid_set_begin(&set, s, ns);
-	root = cut_sample(bs, &rs, &set, (double) n, lo, hi, &root_region);
-	grid_set_end(&set);
 	pfree(s);
-
-	if (rs.nr == 1)
+	if (x == NULL)
 	{
 		/* the sample cannot be cut (all its centres coincide): load it whole */
 		GridItem   *items = palloc_extended(sizeof(GridItem) * Max(n, 1), MCXT_ALLOC_HUGE);
@@ -352,94 +491,10 @@ build_external(GridBuild *bs, HiSpillList *list, GridItem *s, int ns,
 		pfree(items);
 		return;
 	}
-
-	/* each entry to its region: a file each, or a sort by region */
-	memset(&re, 0, sizeof(re));
-	if (rs.nr <= GRID_REGION_FILES_MAX && (Size) rs.nr * BLCKSZ <= budget / 2)
-	{
-		re.lists = palloc(sizeof(HiSpillList *) * rs.nr);
-		for (r = 0; r < rs.nr; r++)
-			re.lists[r] = hi_list_begin(sizeof(GridEntry), 0);
-	}
-	else
-		re.sort = hi_sort_begin(sizeof(GridEntry), 1, budget / 2);
 	hi_list_rewind(list);
 	while (hi_list_next(list, &it))
-	{
-		r = region_of(&rs, root, root_region, it.c);
-		rs.r[r].count++;
-		if (re.sort)
-			hi_sort_put(re.sort, &it.e, (double) r, 0);
-		else
-			hi_list_put(re.lists[r], &it.e);
-	}
-	if (re.sort)
-		hi_sort_done(re.sort);
-	else
-		for (r = 0; r < rs.nr; r++)
-			hi_list_rewind(re.lists[r]);
-
-	for (r = 0; r < rs.nr; r++)
-	{
-		Region	   *reg = &rs.r[r];
-		Size		i;
-
-		if (reg->count <= region_max)
-		{
-			GridItem   *items = palloc_extended(sizeof(GridItem) * Max(reg->count, 1),
-											  MCXT_ALLOC_HUGE);
-
-			for (i = 0; i < reg->count; i++)
-			{
-				if (!region_next(&re, r, &items[i].e) ||
-					!grid_center(&items[i].e.box, items[i].c, items[i].reach))
-					elog(ERROR, "grid bulk load lost entries of a region");
-			}
-			if (re.lists)
-				hi_list_end(re.lists[r]);
-			grid_set_begin(&set, items, (int) reg->count);
-			grid_build_groups(bs, &set, reg->lo, reg->hi);
-			grid_set_end(&set);
-			pfree(items);
-			continue;
-		}
-		/* underestimated: a file of its own, built after this sort */
-		if (ndeferred == 0)
-			deferred = palloc(sizeof(Deferred) * rs.nr);
-		deferred[ndeferred].items = hi_list_begin(sizeof(GridItem), 0);
-		memcpy(deferred[ndeferred].lo, reg->lo, sizeof(double) * 2);
-		memcpy(deferred[ndeferred].hi, reg->hi, sizeof(double) * 2);
-		for (i = 0; i < reg->count; i++)
-		{
-			if (!region_next(&re, r, &it.e) ||
-				!grid_center(&it.e.box, it.c, it.reach))
-				elog(ERROR, "grid bulk load lost entries of a region");
-			hi_list_put(deferred[ndeferred].items, &it);
-		}
-		if (re.lists)
-			hi_list_end(re.lists[r]);
-		ndeferred++;
-	}
-	if (re.sort)
-		hi_sort_end(re.sort);
-	else
-		pfree(re.lists);
-	pfree(rs.r);
-	if (rs.node)
-		pfree(rs.node);
-
-	for (r = 0; r < ndeferred; r++)
-	{
-		int			dns;
-		GridItem   *ds = sample_list(deferred[r].items,
-									 (int) Max(budget / 8 / sizeof(GridItem), 64), &dns);
-
-		build_external(bs, deferred[r].items, ds, dns, deferred[r].lo,
-					   deferred[r].hi, budget);
-		hi_list_end(deferred[r].items);
-	}
-	if (deferred)
-		pfree(deferred);
+		grid_ext_put(x, &it);
+	grid_ext_finish(bs, x);
 }
 
 /*

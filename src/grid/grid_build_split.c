@@ -17,7 +17,12 @@
  *			entries each stands for: the cut the spilled build's sample
  *			would give (grid_build_spill.c).
  *	CUT		both part their entries: those below to the leader, above to
- *			the worker, through two shared files.
+ *			the worker, through two shared files.  Cut on samples, each
+ *			first cuts its side's part of the sample into regions, as the
+ *			spilled build does (grid_build_spill.c), and spreads its own
+ *			entries of its side into them as it parts, and the other's as
+ *			it reads them: one pass over the entries fewer, and no second
+ *			temporary copy of the other's.
  *	BUILD	each builds its side, as the serial build would (in memory or
  *			spilled), writing its pages itself (grid_build_write.c); the
  *			worker hands back its sub-directories and root cuts.
@@ -49,6 +54,7 @@
 #define GRID_W_ITEMS	"grid_w_items"	/* all the helper's items */
 #define GRID_W_LOW		"grid_w_low"	/* the helper's items below the cut */
 #define GRID_L_UP		"grid_l_up"		/* the leader's items above the cut */
+#define GRID_L_SAMPLE	"grid_l_sample" /* the sample's items above the cut */
 #define GRID_W_OUT		"grid_w_out"	/* what the helper built */
 
 #define SIGN_BIT		UINT64CONST(0x8000000000000000)
@@ -59,7 +65,8 @@ typedef enum GridTaskKind
 	GRID_TASK_KEYS,				/* its keys of dim to GRID_W_KEYS */
 	GRID_TASK_SAMPLE,			/* a sample of its items to GRID_W_SAMPLE */
 	GRID_TASK_ITEMS,			/* not shared after all: its items to GRID_W_ITEMS */
-	GRID_TASK_CUT,				/* its items below (dim, v) to GRID_W_LOW */
+	GRID_TASK_CUT,				/* its items below (dim, v) to GRID_W_LOW (if
+								 * spread, those above into its regions) */
 	GRID_TASK_BUILD				/* build over [lo, hi) from its own and GRID_L_UP */
 } GridTaskKind;
 
@@ -69,9 +76,32 @@ typedef struct GridTask
 	int			dim;
 	double		v;
 	int			target;
-	double		lo[2];
+	bool		spread;			/* cut on samples: GRID_L_SAMPLE plans its side */
+	double		lo[2];			/* its side */
 	double		hi[2];
 } GridTask;
+
+/*
+ * The two sides of a first cut made on samples: the sample's items of
+ * each, and how many entries each stands for
+ */
+typedef struct SideSamples
+{
+	GridItem   *s[2];
+	int			n[2];
+	double		est[2];
+} SideSamples;
+
+/*
+ * The helper's side between its tasks, when cut on samples: the regions
+ * its entries are spread into as they are parted (NULL if its sample
+ * gave one region: its entries collect in its spool)
+ */
+typedef struct GridSide
+{
+	GridBuild	bs;
+	GridExt    *ext;
+} GridSide;
 
 /* what the helper built: GRID_W_OUT starts with this */
 typedef struct GridSplitOut
@@ -325,11 +355,14 @@ task_start(const HiLoadHelper *h, GridTaskKind kind, GridTask *t)
 	h->start(h->arg, t, sizeof(*t));
 }
 
-/* n items from f into a collector (hi_list_put may spill them) */
+/*
+ * n items from f into a collector (hi_list_put may spill them), or into
+ * the regions of ext
+ */
 static void
-read_items(BufFile *f, GridBuildSpool *sp, Size n)
+read_items(BufFile *f, GridBuildSpool *sp, GridExt *ext, Size n)
 {
-	char	   *room = hi_list_extend(sp->items, n);
+	char	   *room = ext ? NULL : hi_list_extend(sp->items, n);
 	GridItem   *buf;
 
 	/* in memory they go straight to the end of the array */
@@ -347,16 +380,22 @@ read_items(BufFile *f, GridBuildSpool *sp, Size n)
 
 		read_exact(f, buf, sizeof(GridItem) * take);
 		for (i = 0; i < take; i++)
-			grid_build_put_item(sp, &buf[i]);
+		{
+			if (ext)
+				grid_ext_put(ext, &buf[i]);
+			else
+				grid_build_put_item(sp, &buf[i]);
+		}
 		n -= take;
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(buf);
 }
 
-/* the items of a file written by the other process, into a collector */
+/* the items of a file written by the other process, into a collector or ext */
 static void
-read_file_items(const HiLoadShared *shared, const char *name, GridBuildSpool *sp)
+read_file_items(const HiLoadShared *shared, const char *name, GridBuildSpool *sp,
+				GridExt *ext)
 {
 	BufFile    *f = shared->open(shared->arg, name);
 	int64		size;
@@ -367,16 +406,18 @@ read_file_items(const HiLoadShared *shared, const char *name, GridBuildSpool *sp
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not seek in a file of a parallel grid build: %m")));
-	read_items(f, sp, (Size) size / sizeof(GridItem));
+	read_items(f, sp, ext, (Size) size / sizeof(GridItem));
 	BufFileClose(f);
 }
 
 /*
  * Part a collector's items at (dim, v): one side stays (the lower one if
- * keep_lower), the other goes to out, both in their order
+ * keep_lower), or goes into the regions of ext if there is one; the other
+ * goes to out, both in their order
  */
 static void
-part_items(GridBuildSpool *sp, int dim, double v, bool keep_lower, BufFile *out)
+part_items(GridBuildSpool *sp, int dim, double v, bool keep_lower, BufFile *out,
+		   GridExt *ext)
 {
 	if (!hi_list_spilled(sp->items))
 	{
@@ -387,14 +428,16 @@ part_items(GridBuildSpool *sp, int dim, double v, bool keep_lower, BufFile *out)
 
 		for (i = 0; i < n; i++)
 		{
-			if ((items[i].c[dim] < v) == keep_lower)
+			if ((items[i].c[dim] < v) != keep_lower)
+				BufFileWrite(out, &items[i], sizeof(GridItem));
+			else if (ext)
+				grid_ext_put(ext, &items[i]);
+			else
 			{
 				if (kept != i)
 					items[kept] = items[i];
 				kept++;
 			}
-			else
-				BufFileWrite(out, &items[i], sizeof(GridItem));
 		}
 		hi_list_truncate(sp->items, kept);
 	}
@@ -406,10 +449,12 @@ part_items(GridBuildSpool *sp, int dim, double v, bool keep_lower, BufFile *out)
 		hi_list_rewind(old);
 		while (hi_list_next(old, &it))
 		{
-			if ((it.c[dim] < v) == keep_lower)
-				grid_build_put_item(sp, &it);
-			else
+			if ((it.c[dim] < v) != keep_lower)
 				BufFileWrite(out, &it, sizeof(GridItem));
+			else if (ext)
+				grid_ext_put(ext, &it);
+			else
+				grid_build_put_item(sp, &it);
 		}
 		hi_list_end(old);
 	}
@@ -455,7 +500,7 @@ fetch_items(GridBuildSpool *sp)
 	memset(&t, 0, sizeof(t));
 	task_start(h, GRID_TASK_ITEMS, &t);
 	h->finish(h->arg);
-	read_file_items(&h->shared, GRID_W_ITEMS, sp);
+	read_file_items(&h->shared, GRID_W_ITEMS, sp, NULL);
 	sp->peer.n = 0;
 }
 
@@ -524,10 +569,11 @@ plan_exact(GridBuild *bs, GridBuildSpool *sp, int k, int *dim, double *v)
  * The first cut of the leader's and the helper's items, some spilled, on
  * their samples as the spilled build cuts: each sample weighs the items it
  * stands for, so the denser one is thinned to the other's rate.  False if
- * there is none.
+ * there is none; else ss gets the thinned sample's items of each side.
  */
 static bool
-plan_sampled(GridBuild *bs, GridBuildSpool *sp, int k, int *dim, double *v)
+plan_sampled(GridBuild *bs, GridBuildSpool *sp, int k, int *dim, double *v,
+			 SideSamples *ss)
 {
 	const HiLoadHelper *h = &sp->helper;
 	Size		nl = hi_list_count(sp->items);
@@ -586,6 +632,22 @@ plan_sampled(GridBuild *bs, GridBuildSpool *sp, int k, int *dim, double *v)
 		*v = first_cut(keys, ns, k, &below_n);
 		pfree(keys);
 	}
+	if (below_n > 0 && below_n < ns)
+	{
+		int			side;
+
+		/* each side's share of the sample weighs it, as in cut_sample */
+		ss->s[0] = palloc_extended(sizeof(GridItem) * ns, MCXT_ALLOC_HUGE);
+		ss->s[1] = palloc_extended(sizeof(GridItem) * ns, MCXT_ALLOC_HUGE);
+		ss->n[0] = ss->n[1] = 0;
+		for (i = 0; i < ns; i++)
+		{
+			side = all[i]->c[d] < *v ? 0 : 1;
+			ss->s[side][ss->n[side]++] = *all[i];
+		}
+		for (side = 0; side < 2; side++)
+			ss->est[side] = (double) (nl + nw) * ss->n[side] / ns;
+	}
 	if (ls != sp->sample)
 		pfree(ls);
 	pfree(ws);
@@ -613,46 +675,61 @@ grid_build_shared(GridBuild *bs, GridBuildSpool *sp, const double *lo, const dou
 	double		mid_hi[2] = {hi[0], hi[1]};
 	GridTask	t;
 	GridSplitOut out;
+	SideSamples ss;
+	GridExt    *ext = NULL;
 	BufFile    *f;
 	int			i;
 	bool		exact = !hi_list_spilled(sp->items) && !sp->peer.spilled;
 	bool		planned;
 
+	memset(&ss, 0, sizeof(ss));
 	if (!worth_sharing(bs, n, &k))
 		planned = false;
 	else if (exact)
 		planned = plan_exact(bs, sp, k, &dim, &v);
 	else
-		planned = plan_sampled(bs, sp, k, &dim, &v);
+		planned = plan_sampled(bs, sp, k, &dim, &v, &ss);
 	if (!planned)
 	{
 		if (sp->peer.n > 0)
 			fetch_items(sp);
 		return false;
 	}
-
-	/* both part their items: lower to the leader, upper to the helper */
+	mid_hi[dim] = v;
+	mid_lo[dim] = v;
 	memset(&t, 0, sizeof(t));
 	t.dim = dim;
 	t.v = v;
+	t.target = bs->target;
+	memcpy(t.lo, mid_lo, sizeof(t.lo));
+	memcpy(t.hi, hi, sizeof(t.hi));
+	if (!exact)
+	{
+		/* each side cut into regions on its part of the sample */
+		f = h->shared.create(h->shared.arg, GRID_L_SAMPLE);
+		write_all(f, &ss.est[1], sizeof(double));
+		write_all(f, &ss.n[1], sizeof(int));
+		write_all(f, ss.s[1], sizeof(GridItem) * ss.n[1]);
+		close_shared(f);
+		pfree(ss.s[1]);
+		t.spread = true;
+		ext = grid_ext_begin(bs, ss.s[0], ss.n[0], ss.est[0], lo, mid_hi, sp->budget);
+		pfree(ss.s[0]);
+	}
+
+	/* both part their items: lower to the leader, upper to the helper */
 	task_start(h, GRID_TASK_CUT, &t);
 	f = h->shared.create(h->shared.arg, GRID_L_UP);
-	part_items(sp, dim, v, true, f);
+	part_items(sp, dim, v, true, f, ext);
 	close_shared(f);
 	h->finish(h->arg);
 
 	/* the helper builds the upper side, writing its pages itself */
-	mid_hi[dim] = v;
-	mid_lo[dim] = v;
-	memset(&t, 0, sizeof(t));
-	t.target = bs->target;
-	memcpy(t.lo, mid_lo, sizeof(t.lo));
-	memcpy(t.hi, hi, sizeof(t.hi));
 	gw_share(bs->writer, &h->shared);
 	task_start(h, GRID_TASK_BUILD, &t);
 
 	/* the lower side: the leader's items, then the helper's */
-	read_file_items(&h->shared, GRID_W_LOW, sp);
+	read_file_items(&h->shared, GRID_W_LOW, sp, ext);
 	nside = hi_list_count(sp->items);
 	if (exact)
 		ereport(DEBUG1,
@@ -663,7 +740,10 @@ grid_build_shared(GridBuild *bs, GridBuildSpool *sp, const double *lo, const dou
 				(errmsg_internal("hybrid_index: a parallel worker builds one side of the %zu entries of \"%s\", cut on samples",
 								 n, hi_index_name(g->idx))));
 	grid_coords_add(&bs->root, dim, v);
-	grid_build_part(bs, sp, lo, mid_hi);
+	if (ext)
+		grid_ext_finish(bs, ext);
+	else
+		grid_build_part(bs, sp, lo, mid_hi);
 
 	h->finish(h->arg);
 	gw_share(bs->writer, NULL);
@@ -695,38 +775,70 @@ grid_build_shared(GridBuild *bs, GridBuildSpool *sp, const double *lo, const dou
 	return true;
 }
 
+/* The helper's side of the build, begun at its cut */
+static GridSide *
+side_begin(HiIndex *idx, GridBuildSpool *own, const GridTask *t, const HiLoadShared *shared)
+{
+	GridSide   *side = palloc0(sizeof(GridSide));
+
+	side->bs.g = grid_open(idx);
+	side->bs.target = t->target;
+	side->bs.writer = gw_begin(side->bs.g);
+	gw_share(side->bs.writer, shared);
+	if (t->spread)
+	{
+		BufFile    *f = shared->open(shared->arg, GRID_L_SAMPLE);
+		double		est;
+		int			ns;
+		GridItem   *s;
+
+		read_exact(f, &est, sizeof(est));
+		read_exact(f, &ns, sizeof(ns));
+		s = palloc_extended(sizeof(GridItem) * Max(ns, 1), MCXT_ALLOC_HUGE);
+		read_exact(f, s, sizeof(GridItem) * ns);
+		BufFileClose(f);
+		side->ext = grid_ext_begin(&side->bs, s, ns, est, t->lo, t->hi, own->budget);
+		pfree(s);
+	}
+	return side;
+}
+
 /* The helper's side: its own items above the cut, then the leader's */
 static void
 help_build(HiIndex *idx, GridBuildSpool *own, const GridTask *t, const HiLoadShared *shared)
 {
 	GridSplitOut out;
-	GridBuild	bs;
+	GridSide   *side = own->side;
+	GridBuild  *bs;
 	BufFile    *f;
 	int			i;
 
-	read_file_items(shared, GRID_L_UP, own);
-	memset(&bs, 0, sizeof(bs));
-	bs.g = grid_open(idx);
-	bs.target = t->target;
-	bs.writer = gw_begin(bs.g);
-	gw_share(bs.writer, shared);
-	grid_build_part(&bs, own, t->lo, t->hi);
-	gw_end(bs.writer);
+	if (side == NULL)
+		elog(ERROR, "a grid build's helper was given its side before its cut");
+	bs = &side->bs;
+	read_file_items(shared, GRID_L_UP, own, side->ext);
+	if (side->ext)
+		grid_ext_finish(bs, side->ext);
+	else
+		grid_build_part(bs, own, t->lo, t->hi);
+	gw_end(bs->writer);
 	/* the items are consumed: their temporary file goes now */
 	hi_list_end(own->items);
 	own->items = hi_list_begin(sizeof(GridItem), 0);
 
 	memset(&out, 0, sizeof(out));
-	out.nsub = bs.nsub;
-	out.ncut[0] = bs.root.n[0];
-	out.ncut[1] = bs.root.n[1];
-	out.done = bs.done;
+	out.nsub = bs->nsub;
+	out.ncut[0] = bs->root.n[0];
+	out.ncut[1] = bs->root.n[1];
+	out.done = bs->done;
 	f = shared->create(shared->arg, GRID_W_OUT);
 	write_all(f, &out, sizeof(out));
-	write_all(f, bs.sub, sizeof(GridSubdirOut) * bs.nsub);
+	write_all(f, bs->sub, sizeof(GridSubdirOut) * bs->nsub);
 	for (i = 0; i < 2; i++)
-		write_all(f, bs.root.v[i], sizeof(double) * bs.root.n[i]);
+		write_all(f, bs->root.v[i], sizeof(double) * bs->root.n[i]);
 	close_shared(f);
+	own->side = NULL;
+	pfree(side);
 }
 
 /*
@@ -781,8 +893,9 @@ grid_bulk_help(HiIndex *idx, GridBuildSpool *own, const void *taskp, Size len,
 			close_shared(f);
 			break;
 		case GRID_TASK_CUT:
+			own->side = side_begin(idx, own, &t, shared);
 			f = shared->create(shared->arg, GRID_W_LOW);
-			part_items(own, t.dim, t.v, false, f);
+			part_items(own, t.dim, t.v, false, f, own->side->ext);
 			close_shared(f);
 			break;
 		case GRID_TASK_BUILD:

@@ -86,6 +86,7 @@ struct GridBuildSpool
 	pg_prng_state rng;
 	HiLoadHelper helper;		/* start NULL: none (grid_build_split.c) */
 	GridPeer	peer;			/* the helper's entries, kept there */
+	struct GridSide *side;		/* a helper's side between its tasks */
 };
 
 /*
@@ -118,6 +119,13 @@ extern void grid_build_groups(GridBuild *bs, GridSet *s, const double *lo,
 extern void grid_build_part(GridBuild *bs, GridBuildSpool *sp, const double *lo,
 							const double *hi);
 extern HiSpillList *grid_build_take_items(GridBuildSpool *sp);
+
+/* a spilled part of the grid spread into regions (grid_build_spill.c) */
+typedef struct GridExt GridExt;
+extern GridExt *grid_ext_begin(GridBuild *bs, GridItem *s, int ns, double est,
+							   const double *lo, const double *hi, Size budget);
+extern void grid_ext_put(GridExt *x, const GridItem *it);
+extern void grid_ext_finish(GridBuild *bs, GridExt *x);
 extern void grid_build_put_item(GridBuildSpool *sp, const GridItem *it);
 extern bool grid_build_shared(GridBuild *bs, GridBuildSpool *sp, const double *lo,
 							  const double *hi);
