@@ -57,11 +57,22 @@ tier_file(int tier)
 static void
 insert_image(const xl_hi_image *xl, const char *data)
 {
+	XLogRecPtr	lsn;
+
 	XLogBeginInsert();
 	XLogRegisterData((char *) xl, sizeof(*xl));
 	if (xl->len > 0)
 		XLogRegisterData(unconstify(char *, data), xl->len);
-	(void) XLogInsert(HI_RMGR_ID, XLOG_HI_IMAGE);
+	lsn = XLogInsert(HI_RMGR_ID, XLOG_HI_IMAGE);
+
+	/*
+	 * Have the WAL writer write and flush these records in the background,
+	 * as it does an asynchronous commit's.  Otherwise the builder finds the
+	 * WAL buffers full and writes them itself, fsyncing each finished
+	 * segment: a fifth of both processes' time at the end of a parallel
+	 * grid build of 5M points.
+	 */
+	XLogSetAsyncXactLSN(lsn);
 }
 
 static void
