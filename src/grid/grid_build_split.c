@@ -356,37 +356,47 @@ task_start(const HiLoadHelper *h, GridTaskKind kind, GridTask *t)
 }
 
 /*
- * n items from f into a collector (hi_list_put may spill them), or into
- * the regions of ext
+ * Items go from one process to the other as their entries alone, half
+ * their size: the receiver finds their centres again
+ */
+static void
+write_item(BufFile *f, const GridItem *it)
+{
+	BufFileWrite(f, unconstify(GridEntry *, &it->e), sizeof(GridEntry));
+}
+
+/*
+ * n items (as entries) from f into a collector (hi_list_put may spill
+ * them), or into the regions of ext
  */
 static void
 read_items(BufFile *f, GridBuildSpool *sp, GridExt *ext, Size n)
 {
-	char	   *room = ext ? NULL : hi_list_extend(sp->items, n);
-	GridItem   *buf;
-
 	/* in memory they go straight to the end of the array */
-	if (room != NULL)
-	{
-		read_exact(f, room, sizeof(GridItem) * n);
-		return;
-	}
-	buf = palloc(sizeof(GridItem) * 1024);
+	GridItem   *room = ext ? NULL : (GridItem *) hi_list_extend(sp->items, n);
+	GridEntry  *buf = palloc(sizeof(GridEntry) * 1024);
+	GridItem	it;
+	Size		done = 0;
 
-	while (n > 0)
+	while (done < n)
 	{
-		Size		take = Min(n, 1024);
+		Size		take = Min(n - done, 1024);
 		Size		i;
 
-		read_exact(f, buf, sizeof(GridItem) * take);
+		read_exact(f, buf, sizeof(GridEntry) * take);
 		for (i = 0; i < take; i++)
 		{
+			GridItem   *dst = room ? &room[done + i] : &it;
+
+			dst->e = buf[i];
+			if (!grid_center(&dst->e.box, dst->c, dst->reach))
+				elog(ERROR, "a parallel grid build received an entry without a centre");
 			if (ext)
-				grid_ext_put(ext, &buf[i]);
-			else
-				grid_build_put_item(sp, &buf[i]);
+				grid_ext_put(ext, dst);
+			else if (room == NULL)
+				grid_build_put_item(sp, dst);
 		}
-		n -= take;
+		done += take;
 		CHECK_FOR_INTERRUPTS();
 	}
 	pfree(buf);
@@ -406,7 +416,7 @@ read_file_items(const HiLoadShared *shared, const char *name, GridBuildSpool *sp
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not seek in a file of a parallel grid build: %m")));
-	read_items(f, sp, ext, (Size) size / sizeof(GridItem));
+	read_items(f, sp, ext, (Size) size / sizeof(GridEntry));
 	BufFileClose(f);
 }
 
@@ -429,7 +439,7 @@ part_items(GridBuildSpool *sp, int dim, double v, bool keep_lower, BufFile *out,
 		for (i = 0; i < n; i++)
 		{
 			if ((items[i].c[dim] < v) != keep_lower)
-				BufFileWrite(out, &items[i], sizeof(GridItem));
+				write_item(out, &items[i]);
 			else if (ext)
 				grid_ext_put(ext, &items[i]);
 			else
@@ -450,7 +460,7 @@ part_items(GridBuildSpool *sp, int dim, double v, bool keep_lower, BufFile *out,
 		while (hi_list_next(old, &it))
 		{
 			if ((it.c[dim] < v) != keep_lower)
-				BufFileWrite(out, &it, sizeof(GridItem));
+				write_item(out, &it);
 			else if (ext)
 				grid_ext_put(ext, &it);
 			else
@@ -888,10 +898,16 @@ grid_bulk_help(HiIndex *idx, GridBuildSpool *own, const void *taskp, Size len,
 				break;
 			}
 		case GRID_TASK_ITEMS:
-			f = shared->create(shared->arg, GRID_W_ITEMS);
-			write_list(f, own->items, sizeof(GridItem));
-			close_shared(f);
-			break;
+			{
+				GridItem	it;
+
+				f = shared->create(shared->arg, GRID_W_ITEMS);
+				hi_list_rewind(own->items);
+				while (hi_list_next(own->items, &it))
+					write_item(f, &it);
+				close_shared(f);
+				break;
+			}
 		case GRID_TASK_CUT:
 			own->side = side_begin(idx, own, &t, shared);
 			f = shared->create(shared->arg, GRID_W_LOW);
