@@ -815,7 +815,7 @@ side_begin(HiIndex *idx, GridBuildSpool *own, const GridTask *t, const HiLoadSha
 
 /* The helper's side: its own items above the cut, then the leader's */
 static void
-help_build(HiIndex *idx, GridBuildSpool *own, const GridTask *t, const HiLoadShared *shared)
+help_build(GridBuildSpool *own, const GridTask *t, const HiLoadShared *shared)
 {
 	GridSplitOut out;
 	GridSide   *side = own->side;
@@ -915,7 +915,7 @@ grid_bulk_help(HiIndex *idx, GridBuildSpool *own, const void *taskp, Size len,
 			close_shared(f);
 			break;
 		case GRID_TASK_BUILD:
-			help_build(idx, own, &t, shared);
+			help_build(own, &t, shared);
 			break;
 		default:
 			elog(ERROR, "a grid build's task has unknown kind %d", (int) t.kind);
