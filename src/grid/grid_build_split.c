@@ -647,16 +647,20 @@ plan_sampled(GridBuild *bs, GridBuildSpool *sp, int k, int *dim, double *v,
 		int			side;
 
 		/* each side's share of the sample weighs it, as in cut_sample */
-		ss->s[0] = palloc_extended(sizeof(GridItem) * ns, MCXT_ALLOC_HUGE);
-		ss->s[1] = palloc_extended(sizeof(GridItem) * ns, MCXT_ALLOC_HUGE);
 		ss->n[0] = ss->n[1] = 0;
+		for (i = 0; i < ns; i++)
+			ss->n[all[i]->c[d] < *v ? 0 : 1]++;
+		for (side = 0; side < 2; side++)
+		{
+			ss->s[side] = palloc_extended(sizeof(GridItem) * ss->n[side], MCXT_ALLOC_HUGE);
+			ss->est[side] = (double) (nl + nw) * ss->n[side] / ns;
+			ss->n[side] = 0;
+		}
 		for (i = 0; i < ns; i++)
 		{
 			side = all[i]->c[d] < *v ? 0 : 1;
 			ss->s[side][ss->n[side]++] = *all[i];
 		}
-		for (side = 0; side < 2; side++)
-			ss->est[side] = (double) (nl + nw) * ss->n[side] / ns;
 	}
 	if (ls != sp->sample)
 		pfree(ls);
