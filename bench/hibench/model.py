@@ -42,9 +42,12 @@ class Config:
 
 
 class Phase:
-    """For each dataset and configuration: reps x sequence (in order, warm),
-    then reps x each of queries (warm), then reps x each of cold (restart and
-    drop caches before every run)."""
+    """For each dataset and configuration: reps x sequence (in order, warm);
+    then, in reps rounds over the configurations (interleaved, so that the
+    machine's drift falls on all of them alike), each of queries (warm) and
+    each of cold (restart and drop caches before every run).  A preset that
+    drops each configuration's table runs each configuration's rounds before
+    the next configuration's."""
 
     def __init__(self, datasets, sequence=(), queries=(), cold=(), vacuum=True, configs=None):
         self.datasets, self.sequence = list(datasets), list(sequence)

@@ -112,7 +112,12 @@ class Report:
         L += ["Each figure is the **median of %d runs**; the spread is shown as min–max. Ratios are medians "
               "divided by the median of **%s** (the baseline) for the same dataset, workload and mode. "
               "Warm: caches warm (a warm-up pass before query runs). Cold: the server was restarted and the "
-              "OS page cache dropped before every run." % (self.p.reps, self.labels.get(self.p.baseline, "–")), ""]
+              "OS page cache dropped before every run. %s" % (
+                  self.p.reps, self.labels.get(self.p.baseline, "–"),
+                  "Each configuration ran its repetitions one after the other (its table was dropped before "
+                  "the next configuration's)." if self.p.drop_after_config else
+                  "The repetitions ran in rounds, every configuration once per round (builds and inserts, "
+                  "then the queries), so that the machine's drift over minutes falls on all of them alike."), ""]
         for f in pngs:
             L.append("![%s](%s)" % (os.path.basename(f), os.path.basename(f)))
         L.append("")

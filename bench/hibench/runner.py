@@ -113,31 +113,66 @@ class Runner:
 
     def plan(self, datasets):
         steps = []
+        reps = list(range(1, self.p.reps + 1))
         for ph in self.p.phases:
             for d in ph.datasets:
                 if d not in datasets:
                     continue
-                for c in self.configs:
-                    if ph.configs is not None and c.name not in ph.configs:
-                        continue
-                    steps.append(("server", d, c.name, None, None, None))
-                    for rep in range(1, self.p.reps + 1):
-                        for w in ph.sequence:
-                            if not self.p.skipped(c.name, w):
-                                steps.append(("run", d, c.name, w, rep, "warm"))
-                    if ph.vacuum and ph.queries:
-                        steps.append(("vacuum", d, c.name, None, None, None))
-                    for w in ph.queries:
-                        if not self.p.skipped(c.name, w):
-                            for rep in range(1, self.p.reps + 1):
-                                steps.append(("run", d, c.name, w, rep, "warm"))
-                    for w in ph.cold:
-                        if not self.p.skipped(c.name, w):
-                            for rep in range(1, self.p.reps + 1):
-                                steps.append(("run", d, c.name, w, rep, "cold"))
-                    if self.p.drop_after_config:
-                        steps.append(("drop", d, c.name, None, None, None))
+                cs = [c.name for c in self.configs if ph.configs is None or c.name in ph.configs]
+                if self.p.drop_after_config:
+                    # one configuration's table at a time: everything of one, then the next
+                    for c in cs:
+                        steps += self._sequence_steps(ph, d, c, reps) + self._vacuum_steps(ph, d, c)
+                        steps += self._query_steps(ph, d, c, reps)
+                        steps.append(("drop", d, c, None, None, None))
+                    continue
+                # Repetitions run in rounds, each configuration once per round:
+                # the machine's speed drifts over minutes (other VMs, kernel
+                # threads), and a configuration's repetitions run back to back
+                # would carry that drift into its ratio to the baseline.
+                # Configurations with the same server settings run next to each
+                # other and every other round runs backwards, so a round costs
+                # one restart per group of settings.
+                order = self._grouped(cs)
+                rounds = [order if rep % 2 else order[::-1] for rep in reps]
+                for rep, cs_round in zip(reps, rounds):
+                    for c in cs_round:
+                        steps += self._sequence_steps(ph, d, c, [rep])
+                for c in order:
+                    steps += self._vacuum_steps(ph, d, c)
+                for rep, cs_round in zip(reps, rounds):
+                    for c in cs_round:
+                        steps += self._query_steps(ph, d, c, [rep])
         return steps
+
+    def _sequence_steps(self, ph, d, c, reps):
+        """The given repetitions of one configuration's sequence (builds, inserts)."""
+        runs = [("run", d, c, w, rep, "warm") for rep in reps for w in ph.sequence
+                if not self.p.skipped(c, w)]
+        return [("server", d, c, None, None, None)] + runs if runs else []
+
+    def _vacuum_steps(self, ph, d, c):
+        return [("vacuum", d, c, None, None, None)] if ph.vacuum and ph.queries else []
+
+    def _query_steps(self, ph, d, c, reps):
+        """One configuration's warm then cold query runs of the given repetitions."""
+        runs = [("run", d, c, w, rep, mode) for mode, ws in (("warm", ph.queries), ("cold", ph.cold))
+                for w in ws if not self.p.skipped(c, w) for rep in reps]
+        return [("server", d, c, None, None, None)] + runs if runs else []
+
+    def _grouped(self, names):
+        """names reordered so that configurations with the same server settings
+        are adjacent (each group where its first member was)."""
+        groups = []
+        for c in names:
+            key = sorted(self.p.config(c).server.items())
+            for g in groups:
+                if g[0] == key:
+                    g[1].append(c)
+                    break
+            else:
+                groups.append((key, [c]))
+        return [c for _, g in groups for c in g]
 
     def ensure_server(self, config):
         if self.cluster.set_settings(self.p.config(config).server):
