@@ -35,6 +35,8 @@ def parse(argv):
     ap.add_argument("preset", nargs="?", default="default", help="default | gist-compare | hyrtree-placement | lbgrid-thesis | efind-paper | list")
     ap.add_argument("--scale", type=float, default=1.0, help="multiply dataset sizes (e.g. 0.1 for a quick try)")
     ap.add_argument("--reps", type=int, help="runs per measurement (default: the preset's, 3)")
+    ap.add_argument("--query-reps", type=int,
+                    help="runs of each query workload (default: --reps); builds and inserts run --reps times")
     ap.add_argument("--name", help="results name: bench/results/<name>.md (default: the preset's name)")
     ap.add_argument("--configs", help="only configurations matching these comma-separated patterns")
     ap.add_argument("--datasets", help="only datasets matching these comma-separated patterns")
@@ -88,6 +90,8 @@ def select(preset, args):
             ph.datasets = [d for d in ph.datasets if match(d, args.datasets)]
     if args.reps:
         preset.reps = args.reps
+    if args.query_reps:
+        preset.query_reps = args.query_reps
     if args.no_cold:
         for ph in preset.phases:
             ph.cold = []

@@ -89,6 +89,9 @@ class Preset:
         self.datasets, self.query_sets = datasets, query_sets
         self.workloads, self.configs, self.phases = workloads, configs, phases
         self.reps, self.baseline = reps, baseline
+        # runs of each query workload (None: reps): queries are cheap next to
+        # builds and their noise larger
+        self.query_reps = None
         self.budget = budget or Budget()
         self.skip = set(skip)
         self.fast_tier, self.notes, self.fio_bs = fast_tier, list(notes), fio_bs
@@ -109,6 +112,10 @@ class Preset:
         would get a quarter of its budget."""
         max_ps = max([int(c.reloptions.get("page_size", 8192)) for c in self.configs if c.hybrid] or [8192])
         return dict(self.budget.server_settings(config), **{"hybrid_index.max_page_size": str(max_ps)})
+
+    @property
+    def qreps(self):
+        return self.query_reps or self.reps
 
     def skipped(self, config, workload):
         return (config, workload) in self.skip or (config, "*") in self.skip

@@ -104,20 +104,28 @@ class Report:
             f.write(out)
         return md, pngs, csv
 
+    def _runs_text(self):
+        if self.p.qreps == self.p.reps:
+            return "%d runs" % self.p.reps
+        return "%d runs (queries: %d)" % (self.p.reps, self.p.qreps)
+
     def markdown(self, pngs):
         env = self.env
         L = ["# %s: %s" % (self.name, self.p.name), "", self.p.description, ""]
         L += ["Run `%s`, %s, %s (wall clock). Command: `%s`." % (
             self.run, env["started"], env["duration"], env["command"]), ""]
-        L += ["Each figure is the **median of %d runs**; the spread is shown as min–max. Ratios are medians "
+        L += ["Each figure is the **median of %s**; the spread is shown as min–max. Ratios are medians "
               "divided by the median of **%s** (the baseline) for the same dataset, workload and mode. "
               "Warm: caches warm (a warm-up pass before query runs). Cold: the server was restarted and the "
               "OS page cache dropped before every run. %s" % (
-                  self.p.reps, self.labels.get(self.p.baseline, "–"),
+                  self._runs_text(), self.labels.get(self.p.baseline, "–"),
                   "Each configuration ran its repetitions one after the other (its table was dropped before "
                   "the next configuration's)." if self.p.drop_after_config else
-                  "The repetitions ran in rounds, every configuration once per round (builds and inserts, "
-                  "then the queries), so that the machine's drift over minutes falls on all of them alike."), ""]
+                  "The repetitions ran in rounds, every configuration once per round (the builds and inserts, "
+                  "then the queries), so that the machine's drift over minutes falls on all of them alike; "
+                  "each configuration's queries of a round ran in a server restarted for them (every "
+                  "configuration has its own copy of the table, and the others' pages would crowd its own "
+                  "out of the buffers)."), ""]
         for f in pngs:
             L.append("![%s](%s)" % (os.path.basename(f), os.path.basename(f)))
         L.append("")
@@ -357,8 +365,8 @@ class Report:
         for i in range(len(workloads), rows * cols):
             axes[i // cols][i % cols].axis("off")
         title = ("Execution time per configuration" if what == "time" else "I/Os per tier") + \
-            " — %s, dataset %s\n(median of %d runs%s%s)" % (
-                self.p.name, dataset, self.p.reps, "; error bars min–max" if what == "time" else "",
+            " — %s, dataset %s\n(median of %s%s%s)" % (
+                self.p.name, dataset, self._runs_text(), "; error bars min–max" if what == "time" else "",
                 "; left bar warm, right bar cold (lighter)" if len(modes) > 1 else "")
         fig.suptitle(title, fontsize=11)
         order = ["total (warm)", "total (cold)", "flash I/O time", "fast-tier I/O time"] + [t[1] for t in TIER_COLUMNS]

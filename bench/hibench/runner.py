@@ -113,7 +113,7 @@ class Runner:
 
     def plan(self, datasets):
         steps = []
-        reps = list(range(1, self.p.reps + 1))
+        reps, qreps = list(range(1, self.p.reps + 1)), list(range(1, self.p.qreps + 1))
         for ph in self.p.phases:
             for d in ph.datasets:
                 if d not in datasets:
@@ -123,26 +123,30 @@ class Runner:
                     # one configuration's table at a time: everything of one, then the next
                     for c in cs:
                         steps += self._sequence_steps(ph, d, c, reps) + self._vacuum_steps(ph, d, c)
-                        steps += self._query_steps(ph, d, c, reps)
+                        steps += self._query_steps(ph, d, c, qreps)
                         steps.append(("drop", d, c, None, None, None))
                     continue
                 # Repetitions run in rounds, each configuration once per round:
                 # the machine's speed drifts over minutes (other VMs, kernel
                 # threads), and a configuration's repetitions run back to back
                 # would carry that drift into its ratio to the baseline.
-                # Configurations with the same server settings run next to each
-                # other and every other round runs backwards, so a round costs
-                # one restart per group of settings.
+                # Builds and inserts: configurations with the same server
+                # settings next to each other, every other round backwards, so
+                # a round costs one restart per group of settings.
                 order = self._grouped(cs)
-                rounds = [order if rep % 2 else order[::-1] for rep in reps]
-                for rep, cs_round in zip(reps, rounds):
-                    for c in cs_round:
+                for rep in reps:
+                    for c in (order if rep % 2 else order[::-1]):
                         steps += self._sequence_steps(ph, d, c, [rep])
                 for c in order:
                     steps += self._vacuum_steps(ph, d, c)
-                for rep, cs_round in zip(reps, rounds):
-                    for c in cs_round:
-                        steps += self._query_steps(ph, d, c, [rep])
+                # Queries: a fresh server for each configuration's runs.  Every
+                # configuration has its own copy of the table; in a server
+                # shared with the others' runs, its warm-up would load its pages
+                # into buffers full of the others' (each used more often), and
+                # the clock sweep would evict its own new pages first.
+                for rep in qreps:
+                    for c in (order if rep % 2 else order[::-1]):
+                        steps += self._query_steps(ph, d, c, [rep], fresh=True)
         return steps
 
     def _sequence_steps(self, ph, d, c, reps):
@@ -154,11 +158,12 @@ class Runner:
     def _vacuum_steps(self, ph, d, c):
         return [("vacuum", d, c, None, None, None)] if ph.vacuum and ph.queries else []
 
-    def _query_steps(self, ph, d, c, reps):
-        """One configuration's warm then cold query runs of the given repetitions."""
+    def _query_steps(self, ph, d, c, reps, fresh=False):
+        """One configuration's warm then cold query runs of the given
+        repetitions; fresh: in a server restarted for them."""
         runs = [("run", d, c, w, rep, mode) for mode, ws in (("warm", ph.queries), ("cold", ph.cold))
                 for w in ws if not self.p.skipped(c, w) for rep in reps]
-        return [("server", d, c, None, None, None)] + runs if runs else []
+        return [("server", d, c, "fresh" if fresh else None, None, None)] + runs if runs else []
 
     def _grouped(self, names):
         """names reordered so that configurations with the same server settings
@@ -174,10 +179,13 @@ class Runner:
                 groups.append((key, [c]))
         return [c for _, g in groups for c in g]
 
-    def ensure_server(self, config):
+    def ensure_server(self, config, fresh=False):
+        """The server with config's settings; fresh: restarted even if it had them."""
         if self.cluster.set_settings(self.p.config(config).server):
             self.log("server settings for %s: %s; restarting" % (
                 config, ", ".join("%s=%s" % kv for kv in sorted(self.p.config(config).server.items()))))
+            self.cluster.restart()
+        elif fresh:
             self.cluster.restart()
 
     def execute(self, steps):
@@ -188,7 +196,7 @@ class Runner:
         durations = {}
         for kind, d, c, w, rep, mode in steps:
             if kind == "server":
-                self.ensure_server(c)
+                self.ensure_server(c, fresh=(w == "fresh"))
                 continue
             if kind == "vacuum":
                 self._vacuum(d, c)
