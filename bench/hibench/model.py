@@ -42,12 +42,13 @@ class Config:
 
 
 class Phase:
-    """For each dataset and configuration: reps x sequence (in order, warm);
-    then, in reps rounds over the configurations (interleaved, so that the
-    machine's drift falls on all of them alike), each of queries (warm) and
-    each of cold (restart and drop caches before every run).  A preset that
-    drops each configuration's table runs each configuration's rounds before
-    the next configuration's."""
+    """For each dataset: reps rounds over the configurations, each running the
+    sequence once (in order, warm); each configuration's VACUUM; then
+    query_reps rounds, each configuration running each of queries (warm) and
+    each of cold (restart and drop caches before every run) in a server
+    restarted for it.  Rounds spread the machine's drift over every
+    configuration alike.  A preset that drops each configuration's table runs
+    all of one configuration before the next."""
 
     def __init__(self, datasets, sequence=(), queries=(), cold=(), vacuum=True, configs=None):
         self.datasets, self.sequence = list(datasets), list(sequence)

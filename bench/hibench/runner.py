@@ -135,7 +135,7 @@ class Runner:
                 # a round costs one restart per group of settings.
                 order = self._grouped(cs)
                 for rep in reps:
-                    for c in (order if rep % 2 else order[::-1]):
+                    for c in self._round(order, rep):
                         steps += self._sequence_steps(ph, d, c, [rep])
                 for c in order:
                     steps += self._vacuum_steps(ph, d, c)
@@ -145,7 +145,7 @@ class Runner:
                 # into buffers full of the others' (each used more often), and
                 # the clock sweep would evict its own new pages first.
                 for rep in qreps:
-                    for c in (order if rep % 2 else order[::-1]):
+                    for c in self._round(order, rep):
                         steps += self._query_steps(ph, d, c, [rep], fresh=True)
         return steps
 
@@ -163,7 +163,12 @@ class Runner:
         repetitions; fresh: in a server restarted for them."""
         runs = [("run", d, c, w, rep, mode) for mode, ws in (("warm", ph.queries), ("cold", ph.cold))
                 for w in ws if not self.p.skipped(c, w) for rep in reps]
-        return [("server", d, c, "fresh" if fresh else None, None, None)] + runs if runs else []
+        return [("fresh_server" if fresh else "server", d, c, None, None, None)] + runs if runs else []
+
+    @staticmethod
+    def _round(order, rep):
+        """The configurations of round rep: every other round backwards."""
+        return order if rep % 2 else order[::-1]
 
     def _grouped(self, names):
         """names reordered so that configurations with the same server settings
@@ -195,8 +200,8 @@ class Runner:
         t0 = time.time()
         durations = {}
         for kind, d, c, w, rep, mode in steps:
-            if kind == "server":
-                self.ensure_server(c, fresh=(w == "fresh"))
+            if kind in ("server", "fresh_server"):
+                self.ensure_server(c, fresh=kind == "fresh_server")
                 continue
             if kind == "vacuum":
                 self._vacuum(d, c)
