@@ -7,7 +7,9 @@
 # half as shared_buffers (the table's pages) and half as the shared page
 # cache (hybrid_index.cache_size), so each index's cache is at most BUDGET
 # and the index is at least 10x that (checked and printed).  Our tier files
-# are read with O_DIRECT, past the OS cache; GiST's pages come through it.
+# are read with O_DIRECT (hybrid_index.direct_io = on, not the default),
+# past the OS cache, so that no memory beyond the budget holds our pages;
+# GiST's pages come through it.
 #
 # For each index: CREATE INDEX on ROWS uniform random points, then REPS
 # times: CHECKPOINT, server stop, OS page cache dropped, start, one
@@ -34,6 +36,7 @@ source bench/lib.sh
 # (bench_cluster gives the page cache 8 kB frames: with the tests' 32 kB an
 # 8 MB cache would hold only 256 pages)
 bench_cluster "max_wal_size = 16GB
+hybrid_index.direct_io = on
 checkpoint_timeout = 1h
 wal_buffers = 16MB
 maintenance_work_mem = 1GB
@@ -150,7 +153,7 @@ KEEP=$(sed -n '/^## Where the time goes/,$p' "$OUT" 2>/dev/null || true)
 	echo "efind's 512 kB buffer come on top, as they do by default). A table of $ROWS uniform random points;"
 	echo "each of $REPS repetitions: CHECKPOINT, server stop, OS page cache dropped ($DROPPED), start, one"
 	echo "\`INSERT … SELECT\` of $BATCH new uniform random points (a new batch each time, so the index grows by"
-	echo "$((REPS * BATCH)) rows in all). Our tier files are read past the OS cache (O_DIRECT); GiST's pages"
+	echo "$((REPS * BATCH)) rows in all). Our tier files are read past the OS cache (\`hybrid_index.direct_io = on\`, O_DIRECT); GiST's pages"
 	echo "that fall out of \`shared_buffers\` may still be in the OS cache filled during the statement."
 	echo
 	echo "Index page reads: pages the index did not find in its memory (GiST: \`shared_buffers\` misses, some of"

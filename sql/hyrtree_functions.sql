@@ -15,8 +15,12 @@ ORDER BY p.proname;
 SELECT amname, amtype FROM pg_am WHERE amname = 'hyrtree';
 SELECT name, context, vartype, unit FROM pg_settings
 WHERE name IN ('hybrid_index.cache_size', 'hybrid_index.max_page_size', 'hybrid_index.max_indexes',
-               'hybrid_index.io_method', 'hybrid_index.io_depth', 'hybrid_index.checkpoint_log_size')
+               'hybrid_index.io_method', 'hybrid_index.io_depth', 'hybrid_index.checkpoint_log_size',
+               'hybrid_index.direct_io')
 ORDER BY name;
+-- direct I/O is off unless asked for: the OS page cache sits below ours,
+-- as it does below shared buffers
+SELECT boot_val, reset_val FROM pg_settings WHERE name = 'hybrid_index.direct_io';
 
 SELECT setseed(0.31);
 CREATE TABLE fn (id bigint, geom geometry);

@@ -227,7 +227,7 @@ def hyrtree_placement(scale=1.0, page_sizes=(4096, 8192, 16384), queries="probe,
         datasets=datasets, query_sets=sets, workloads=wls, configs=configs, phases=phases,
         reps=3, baseline="flash-8k-emu" if 8192 in page_sizes else configs[0].name,
         budget=Budget(equal=False, shared_buffers_mb=256, cache_mb=256), fast_tier=True,
-        drop_after_config=True, summary=hyrtree_summary,
+        drop_after_config=True, summary=hyrtree_summary, direct_io=True,
         notes=["R-tree on the fast tier = placement none with the index's own tablespace on the fast "
                "device: its pages count as the \"flash\" tier's (the tier of the index's tablespace); "
                "with emulation that file gets the fast device's latencies (flash_read_latency = 7, "
@@ -334,7 +334,7 @@ def lbgrid_thesis(scale=1.0, queries="sql"):
         datasets=datasets, query_sets=sets, workloads=wls, configs=configs, phases=phases,
         reps=3, baseline="gist", budget=Budget(mb=2 * buf_mb, split=0.5, slack_mb=slack_mb),
         skip={(c, w) for c in ("hyrtree", "gist") for w in lbonly},
-        summary=lbgrid_summary,
+        summary=lbgrid_summary, direct_io=True,
         notes=["Index buffer: %d MB for every configuration (the thesis: 16 MB at 50M-500M points). "
                "lbgrid/GFFM: reloption buffer_size (75 %% directories / 25 %% buckets, cold lists of "
                "128 pages); hyrtree: buffer_size (its share of the page cache); GiST: shared_buffers = "
@@ -438,6 +438,7 @@ def efind_paper(scale=1.0, page_sizes=EFIND_PAGE_SIZES, sweep_page_size=4096):
         datasets=datasets, query_sets=sets, workloads=wls, configs=configs, phases=phases,
         reps=3, baseline="rtree-%dk" % k if sweep_page_size in page_sizes else "gist",
         budget=Budget(equal=False, shared_buffers_mb=64, cache_mb=64), summary=efind_summary,
+        direct_io=True,
         drop_after_config=True,
         notes=["Buffer: eFIND buffer_size = 512 KB (write + read buffer, 20 %% read by default); the R-tree "
                "buffer_size = 512 KB of the shared page cache (its only cache). GiST has shared_buffers = "
@@ -569,7 +570,7 @@ def hgrid_thesis(scale=1.0, queries="sql", buffer_kb=None):
         % ("{:,}".format(n), "{:,}".format(ops), "/".join(str(s) for s in HGRID_SELECTIVITIES), buf_kb),
         datasets=datasets, query_sets=sets, workloads=wls, configs=configs, phases=phases,
         reps=3, baseline="gffm-flash-emu", budget=Budget(equal=False, shared_buffers_mb=128, cache_mb=32),
-        fast_tier=True, drop_after_config=True, summary=hgrid_summary,
+        fast_tier=True, drop_after_config=True, summary=hgrid_summary, direct_io=True,
         notes=["GFFM = hgrid with placement none (the same code without placement); GFFM on the fast tier "
                "has the index's own tablespace on the fast device and, with emulation, the fast device's "
                "latencies for that file.",

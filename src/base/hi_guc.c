@@ -16,6 +16,7 @@ int			hi_io_depth = 64;
 int			hi_insert_batch = 65536;
 int			hi_checkpoint_log_kb = 65536;
 bool		hi_emulate_devices = false;
+bool		hi_direct_io = false;
 bool		hi_recheck = false;
 bool		hi_debug_fail_split = false;
 int			hi_dev_read_us[HI_NUM_TIERS] = {120, 7};
@@ -91,6 +92,10 @@ static const HiGucDef hi_gucs[] = {
 		"How index pages are read and written: io_uring batches or synchronous calls.",
 		"io_uring falls back to sync automatically where the kernel refuses it.",
 		HI_GUC_ENUM, &hi_io_method, HI_IO_URING, 0, 0, io_method_options, PGC_SUSET, 0},
+	{"hybrid_index.direct_io",
+		"Read and write the tier files with O_DIRECT, past the OS page cache.",
+		"Off: the OS page cache is a second cache below the shared page cache, as it is below shared buffers for PostgreSQL's own indexes. Files whose filesystem refuses O_DIRECT (tmpfs) use buffered I/O either way.",
+		HI_GUC_BOOL, &hi_direct_io, 0, 0, 0, NULL, PGC_POSTMASTER, 0},
 	{"hybrid_index.io_depth",
 		"Largest number of page I/Os submitted in one batch.",
 		NULL,

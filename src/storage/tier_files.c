@@ -229,6 +229,10 @@ fd_in_memory(int fd)
 
 /*
  * Open (and with create, create or truncate) the data file of a tier.
+ * Buffered by default: the OS page cache is then a second cache below ours,
+ * as it is below shared buffers, so that a restarted server or an index
+ * larger than the cache reads its misses from memory.  With
+ * hybrid_index.direct_io (the papers' experiments count device I/O)
  * O_DIRECT is used where the filesystem accepts it; tmpfs and some others
  * refuse it, and that file then uses buffered I/O (logged once per
  * backend).  The choice is per file: a tmpfs fast tier must not take
@@ -247,8 +251,8 @@ hi_file_open(HiIndexShared *sh, int tier, bool create)
 
 	path = hi_slot_path(sh, tier);
 	flags = O_RDWR | PG_BINARY | (create ? O_CREAT | O_TRUNC : 0);
-	fd = open(path, flags | O_DIRECT, pg_file_create_mode);
-	if (fd < 0 && errno == EINVAL)
+	fd = open(path, flags | (hi_direct_io ? O_DIRECT : 0), pg_file_create_mode);
+	if (fd < 0 && errno == EINVAL && hi_direct_io)
 	{
 		if (!direct_io_logged)
 			ereport(LOG,

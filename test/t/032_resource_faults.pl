@@ -138,11 +138,12 @@ SKIP:
 }
 
 # ---------------------------------------------------------------------------
-# (d) a fast tier on tmpfs: where the kernel refuses O_DIRECT there (before
-#     Linux 6.6), that file falls back to buffered I/O with a log line while
-#     the flash tier of the same index keeps O_DIRECT; either way its pages
-#     are copied synchronously (tier_io.c) and answers stay exact across a
-#     restart
+# (d) a fast tier on tmpfs.  With hybrid_index.direct_io off (the default)
+#     both tier files go through the OS page cache.  With it on, where the
+#     kernel refuses O_DIRECT on tmpfs (before Linux 6.6), that file falls
+#     back to buffered I/O with a log line while the flash tier of the same
+#     index keeps O_DIRECT; either way the tmpfs file's pages are copied
+#     synchronously (tier_io.c) and answers stay exact across a restart
 # ---------------------------------------------------------------------------
 SKIP:
 {
@@ -165,31 +166,41 @@ SKIP:
 		SELECT hybrid_index_checkpoint('m_idx');
 	});
 	healthy('(d) fast tier on tmpfs', 'm', 'm_idx', 1000);
-	$node->restart;
-	my $logpos = -s $node->logfile;
 
-	# one session reads both tiers, then reports how its descriptors were opened
 	my %path = map { split /\|/ } split /\n/,
 	  S("SELECT tier || '|' || path FROM hybrid_index_files('m_idx') AS f(tier, path, bytes) WHERE tier IN ('flash', 'optane')");
-	my %direct;
-	# a session that stays, having read both tiers
-	my $bg = $node->background_psql('postgres');
-	$bg->query_safe(q{SET enable_seqscan = off; SELECT count(*) FROM m WHERE geom && ST_MakeEnvelope(0, 0, 1000, 1000)});
-	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
-	chomp $pid;
-	opendir(my $dh, "/proc/$pid/fd") or die "opendir /proc/$pid/fd: $!";
-	for my $fd (grep { /^\d+$/ } readdir $dh)
-	{
-		my $target = readlink("/proc/$pid/fd/$fd") // next;
-		for my $tier (keys %path)
+	# a session reads both tiers, then tells how its descriptors were opened
+	my $open_flags = sub {
+		my %direct;
+		my $bg = $node->background_psql('postgres');
+		$bg->query_safe(q{SET enable_seqscan = off; SELECT count(*) FROM m WHERE geom && ST_MakeEnvelope(0, 0, 1000, 1000)});
+		my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+		chomp $pid;
+		opendir(my $dh, "/proc/$pid/fd") or die "opendir /proc/$pid/fd: $!";
+		for my $fd (grep { /^\d+$/ } readdir $dh)
 		{
-			next unless realpath($target) eq realpath($path{$tier});
-			my ($flags) = slurp_file("/proc/$pid/fdinfo/$fd") =~ /^flags:\s*([0-7]+)/m;
-			$direct{$tier} = (oct($flags) & 040000) ? 1 : 0;    # O_DIRECT on x86-64
+			my $target = readlink("/proc/$pid/fd/$fd") // next;
+			for my $tier (keys %path)
+			{
+				next unless realpath($target) eq realpath($path{$tier});
+				my ($flags) = slurp_file("/proc/$pid/fdinfo/$fd") =~ /^flags:\s*([0-7]+)/m;
+				$direct{$tier} = (oct($flags) & 040000) ? 1 : 0;    # O_DIRECT on x86-64
+			}
 		}
-	}
-	closedir $dh;
-	$bg->quit;
+		closedir $dh;
+		$bg->quit;
+		return %direct;
+	};
+
+	$node->restart;
+	my %direct = $open_flags->();
+	is($direct{flash}, 0, '(d) direct_io off (the default): the flash tier file uses the OS page cache');
+	is($direct{optane}, 0, '(d) direct_io off: so does the tmpfs tier file');
+
+	$node->append_conf('postgresql.conf', "hybrid_index.direct_io = on\n");
+	$node->restart;
+	my $logpos = -s $node->logfile;
+	%direct = $open_flags->();
 	is($direct{flash}, 1, '(d) the flash tier file (ext4) is opened with O_DIRECT');
 	ok(defined $direct{optane}, '(d) the session has the tmpfs tier file open');
 	if (!$direct{optane})
@@ -207,6 +218,9 @@ SKIP:
 	S('DROP TABLE m; DROP TABLESPACE memtier');
 	ok(!-e $path{optane}, '(d) DROP removed the tmpfs tier file');
 	rmtree($loc);
+	# (a) runs with the default
+	$node->append_conf('postgresql.conf', "hybrid_index.direct_io = off\n");
+	$node->restart;
 }
 
 # ---------------------------------------------------------------------------
