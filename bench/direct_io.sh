@@ -73,14 +73,28 @@ END \$\$;
 SQL
 }
 
-# one pass into a and b, or stop
-timed() {
-	read -r a b <<<"$(pass "$1")"
-	if [ -z "${b:-}" ]; then
-		echo "direct_io: a pass over query set $1 returned nothing" >&2
-		exit 1
+# one pass's "knn_ms win_ms", or stop the script
+checked_pass() {
+	local out
+	out=$(pass "$1")
+	if [ "$(wc -w <<<"$out")" != 2 ]; then
+		echo "direct_io: a pass over query set $1 returned \"$out\"" >&2
+		return 1
 	fi
+	echo "$out"
 }
+
+# the medians of the columns of the lines of numbers in $1
+col_medians() {
+	local c out=()
+	for c in $(seq 1 "$(head -n 1 <<<"$1" | wc -w)"); do
+		out+=("$(awk -v c="$c" '{print $c}' <<<"$1" | median)")
+	done
+	echo "${out[*]}"
+}
+
+# GiST does not read our setting: one of them is enough
+settings_for() { if [ "$1" = gist ]; then echo off; else echo "off on"; fi; }
 
 declare -A RES
 declare -A SIZE
@@ -94,25 +108,19 @@ for v in $VARIANTS; do
 		SIZE[$v]=$(q "SELECT round(sum(bytes) / 1048576.0) FROM hybrid_index_files('p_idx') AS f(tier, path, bytes)
 		              WHERE tier IN ('flash', 'optane')")
 	fi
-	settings="off on"
-	[ "$v" = gist ] && settings="off"
-	for d in $settings; do
+	for d in $(settings_for "$v"); do
 		q "ALTER SYSTEM SET hybrid_index.direct_io = $d"
-		declare -a fk=() fw=() nk=() nw=() ak=() aw=()
+		rows=""
 		for r in $(seq 1 "$REPS"); do
 			bench_server stop
 			bench_server start
-			timed 0
-			fk+=("$a"); fw+=("$b")
-			timed 1
-			nk+=("$a"); nw+=("$b")
-			timed 0
-			ak+=("$a"); aw+=("$b")
-			echo "direct_io: $v direct_io=$d round $r: first ${fk[-1]} / ${fw[-1]} ms, new ${nk[-1]} / ${nw[-1]} ms, again ${ak[-1]} / ${aw[-1]} ms" >&2
+			first=$(checked_pass 0)
+			new=$(checked_pass 1)
+			again=$(checked_pass 0)
+			echo "direct_io: $v direct_io=$d round $r: first $first ms, new $new ms, again $again ms (10-NN, windows)" >&2
+			rows+="$first $new $again"$'\n'
 		done
-		m() { printf '%s\n' "$@" | median; }
-		RES[$v,$d]="$(m "${fk[@]}") $(m "${fw[@]}") $(m "${nk[@]}") $(m "${nw[@]}") $(m "${ak[@]}") $(m "${aw[@]}")"
-		unset fk fw nk nw ak aw
+		RES[$v,$d]=$(col_medians "${rows%$'\n'}")
 	done
 	q "ALTER SYSTEM RESET hybrid_index.direct_io"
 done
@@ -134,10 +142,7 @@ read -r g_fk g_fw g_nk g_nw g_ak g_aw <<<"${RES[gist,off]:-0 0 0 0 0 0}"
 	echo "| index | MB | direct_io | first: 10-NN | windows | new: 10-NN | windows | again: 10-NN | windows |"
 	echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"
 	for v in $VARIANTS; do
-		settings="off on"
-		[ "$v" = gist ] && settings="off"
-		for d in $settings; do
-			[ -n "${RES[$v,$d]:-}" ] || continue
+		for d in $(settings_for "$v"); do
 			read -r fk fw nk nw ak aw <<<"${RES[$v,$d]}"
 			if [ "$v" = gist ]; then
 				echo "| gist | ${SIZE[$v]} | – | $fk | $fw | $nk | $nw | $ak | $aw |"
