@@ -277,10 +277,7 @@ for my $e (@ams)
 {
 	P("INSERT INTO s_$e->{am} SELECT 600000 + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 200) i");
 }
-P('SELECT pg_switch_wal()');
-$primary->poll_query_until('postgres',
-	"SELECT last_archived_wal IS NOT NULL AND last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
-  or die 'WAL not archived';
+HiTest::switch_and_archive($primary);
 my $r2 = copy_of('pitr', 'b2', has_restoring => 1);
 $r2->append_conf('postgresql.conf', "recovery_target_name = 'between_batches'\nrecovery_target_action = 'promote'\n");
 $r2->start;

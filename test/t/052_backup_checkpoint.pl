@@ -146,10 +146,7 @@ for my $order ('map first, log copied empty', 'log first, map after')
 	close($fh);
 	make_path("$dst/pg_wal/archive_status");
 
-	P('SELECT pg_switch_wal()');
-	$primary->poll_query_until('postgres',
-		"SELECT last_archived_wal IS NOT NULL AND last_archived_wal >= pg_walfile_name(pg_current_wal_lsn() - 1) FROM pg_stat_archiver")
-	  or die 'WAL not archived';
+	HiTest::switch_and_archive($primary);
 
 	my $r = PostgreSQL::Test::Cluster->new("restored$round");
 	$r->init_from_backup($primary, $name, has_restoring => 1, standby => 0);

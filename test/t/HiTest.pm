@@ -285,4 +285,20 @@ sub hyb_files
 	return sort @found;
 }
 
+
+# Switch the node's WAL file and wait until the archiver has the file it
+# switched away from.  (Waiting for the file of pg_current_wal_lsn() - 1
+# instead races: a record written after the switch, such as the
+# background writer's standby snapshot, moves that position into a file
+# nobody archives until it fills.)
+sub switch_and_archive
+{
+	my ($node) = @_;
+	my $seg = $node->safe_psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal() - 1)');
+	$node->poll_query_until('postgres',
+		"SELECT last_archived_wal IS NOT NULL AND last_archived_wal >= '$seg' FROM pg_stat_archiver")
+	  or die "WAL file $seg was not archived";
+	return;
+}
+
 1;
