@@ -29,7 +29,7 @@ ISOLATION_OPTS = --inputdir=isolation --load-extension=postgis --load-extension=
 REGRESS_PREP = isolation-specs
 
 PG_CONFIG ?= pg_config
-PG_CPPFLAGS = -I$(srcdir)/src -std=gnu99 -Wall -Wmissing-prototypes
+PG_CPPFLAGS = -I$(srcdir)/src -std=gnu11 -Wall -Wmissing-prototypes
 # each object records the headers it includes (src/**/*.d), so a header
 # change rebuilds only what includes it; the JIT bitcode follows its object
 PG_CFLAGS = -MMD -MP

@@ -372,14 +372,13 @@ rewrite_walker(Node *node, void *context)
 }
 
 static PlannedStmt *
-hi_planner(Query *parse, const char *query_string, int cursorOptions,
-		   ParamListInfo boundParams)
+hi_planner(HI_PLANNER_ARGS)
 {
 	if (hi_postgis_functions && parse->commandType != CMD_UTILITY)
 		(void) rewrite_walker((Node *) parse, NULL);
 	if (prev_planner_hook)
-		return prev_planner_hook(parse, query_string, cursorOptions, boundParams);
-	return standard_planner(parse, query_string, cursorOptions, boundParams);
+		return prev_planner_hook(HI_PLANNER_PASS);
+	return standard_planner(HI_PLANNER_PASS);
 }
 
 /* Called once from _PG_init */

@@ -279,10 +279,9 @@ hi_utility_after(List *rebuild)
 	foreach(lc, rebuild)
 	{
 		Oid			indexoid = lfirst_oid(lc);
-		ReindexParams params = {0};
 
 		CommandCounterIncrement();
-		reindex_index(indexoid, false, get_rel_persistence(indexoid), &params);
+		hi_reindex_index(indexoid, get_rel_persistence(indexoid));
 	}
 }
 

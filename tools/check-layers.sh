@@ -21,6 +21,7 @@ LAYERS=(
 	"storage" # page store, page table, tier files, batched I/O
 	"base"    # shared types, GUC variables, shared root, build spill files
 	"geom"    # boxes of PostGIS geometries
+	"compat"  # the differences between PostgreSQL major versions
 )
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -349,7 +349,7 @@ am_build_parallel_scan(AmParallelBuild *pb, Relation heap, Relation index,
 	char		name[MAXPGPATH];
 	int			i;
 
-	scan = table_beginscan_parallel(heap, pb->pscan);
+	scan = hi_table_beginscan_parallel(heap, pb->pscan);
 	reltuples = table_index_build_scan(heap, index, info, true, true, cb, cbstate, scan);
 	if (pb->shared->collect && pb->pcxt->nworkers_launched > 0)
 		presort(cbstate);
@@ -534,7 +534,7 @@ hi_build_worker_main(dsm_segment *seg, shm_toc *toc)
 	ws.item = palloc(shared->layout.size);
 	ws.tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index build tuple",
 									  ALLOCSET_DEFAULT_SIZES);
-	scan = table_beginscan_parallel(heap, pscan);
+	scan = hi_table_beginscan_parallel(heap, pscan);
 	reltuples = table_index_build_scan(heap, index, info, true, false,
 									   worker_callback, &ws, scan);
 	if (ws.ops != NULL)

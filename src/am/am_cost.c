@@ -28,7 +28,7 @@ static bool
 index_shape(IndexOptInfo *index, double *pages, double *height, int *page_size)
 {
 	Relation	rel = index_open(index->indexoid, NoLock);
-	HiIndexShared *sh = hi_slot_lookup(MyDatabaseId, rel->rd_node.relNode);
+	HiIndexShared *sh = hi_slot_lookup(MyDatabaseId, HI_REL_NUMBER(rel));
 	HiIndexOptions *opts = hi_index_options(rel);
 	bool		loaded = sh && sh->loaded;
 

@@ -95,7 +95,7 @@ static int
 target_of(Relation index, am_insert_batch_fn insert)
 {
 	Oid			oid = RelationGetRelid(index);
-	Oid			relnode = index->rd_node.relNode;
+	Oid			relnode = HI_REL_NUMBER(index);
 	int			t;
 
 	for (t = 0; t < ntargets; t++)
@@ -127,7 +127,7 @@ insert_target(int t)
 	rel = try_relation_open(tg->indexoid, RowExclusiveLock);
 	if (rel == NULL)
 		return;
-	if (rel->rd_rel->relkind != RELKIND_INDEX || rel->rd_node.relNode != tg->relnode)
+	if (rel->rd_rel->relkind != RELKIND_INDEX || HI_REL_NUMBER(rel) != tg->relnode)
 	{
 		relation_close(rel, NoLock);
 		return;

@@ -277,15 +277,22 @@ hgrid_init(void)
 	define_reloptions();
 }
 
-Datum
-hgrid_handler(PG_FUNCTION_ARGS)
+static IndexAmRoutine *
+hgrid_routine(void)
 {
-	IndexAmRoutine *am;
+	IndexAmRoutine *am = grid_am_routine();
 
-	hi_check_preloaded();
-	am = grid_am_routine();
 	am->amoptions = hgrid_options;
 	am->ambuild = hgrid_build;
 	am->ambulkdelete = hgrid_bulkdelete;
-	PG_RETURN_POINTER(am);
+	return am;
+}
+
+Datum
+hgrid_handler(PG_FUNCTION_ARGS)
+{
+	static IndexAmRoutine *kept = NULL;
+
+	hi_check_preloaded();
+	return hi_am_handler_result(&kept, hgrid_routine);
 }

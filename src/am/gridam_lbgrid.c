@@ -312,6 +312,8 @@ grid_am_routine(void)
 Datum
 lbgrid_handler(PG_FUNCTION_ARGS)
 {
+	static IndexAmRoutine *kept = NULL;
+
 	hi_check_preloaded();
-	PG_RETURN_POINTER(grid_am_routine());
+	return hi_am_handler_result(&kept, grid_am_routine);
 }

@@ -155,7 +155,7 @@ start_scan(IndexScanDesc scan)
 	so->base.no_results = so->q.impossible;
 	if (so->base.no_results)
 		return;
-	pgstat_count_index_scan(scan->indexRelation);
+	HI_COUNT_INDEX_SEARCH(scan);
 	if (scan->numberOfOrderBys > 0)
 		start_knn(scan);
 	else
@@ -181,7 +181,7 @@ lbgrid_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	{
 		ItemPointer tids;
 
-		pgstat_count_index_scan(scan->indexRelation);
+		HI_COUNT_INDEX_SEARCH(scan);
 		tids = search(so, &n);
 		am_bitmap_add(tbm, tids, n);
 	}

@@ -76,7 +76,7 @@ index_tids(Relation heap, Relation index, Size *n)
 	*n = 0;
 	/* only TIDs are read, never the heap: any snapshot does */
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	scan = index_beginscan(heap, index, snapshot, 0, 1);
+	scan = hi_index_beginscan(heap, index, snapshot, 0, 1);
 	index_rescan(scan, NULL, 0, &orderby, 1);
 	while ((tid = index_getnext_tid(scan, ForwardScanDirection)) != NULL)
 	{

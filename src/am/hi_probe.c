@@ -129,21 +129,14 @@ probe_count_tids(IndexScanDesc scan, int64 limit)
 static int64
 probe_count_bitmap(TIDBitmap *tbm, Relation index)
 {
-	TBMIterator *it = tbm_begin_iterate(tbm);
-	TBMIterateResult *r;
 	int64		n = 0;
 
-	while ((r = tbm_iterate(it)) != NULL)
-	{
-		if (r->ntuples < 0)
-			ereport(ERROR,
+	if (!hi_tbm_count_exact(tbm, &n))
+		ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("index \"%s\" returned lossy bitmap pages: the probe cannot count its TIDs",
 							RelationGetRelationName(index)),
 					 errhint("Raise work_mem if the bitmap outgrew it; lossy access methods such as BRIN cannot be probed.")));
-		n += r->ntuples;
-	}
-	tbm_end_iterate(it);
 	return n;
 }
 
@@ -178,14 +171,14 @@ probe_one(Oid indexoid, Datum query, const char *op, Oid geomtype)
 		index->rd_indam->amgetbitmap == lbgrid_getbitmap)
 	{
 		/* ours: the search's TIDs, counted without a bitmap */
-		scan = index_beginscan_bitmap(index, snapshot, 1);
+		scan = hi_index_beginscan_bitmap(index, snapshot, 1);
 		index_rescan(scan, &key, 1, NULL, 0);
 		n = index->rd_indam->amgetbitmap(scan, NULL);
 		index_endscan(scan);
 	}
 	else if (index->rd_indam->amgettuple != NULL)
 	{
-		scan = index_beginscan(heap, index, snapshot, 1, 0);
+		scan = hi_index_beginscan(heap, index, snapshot, 1, 0);
 		index_rescan(scan, &key, 1, NULL, 0);
 		n = probe_count_tids(scan, PG_INT64_MAX);
 		index_endscan(scan);
@@ -194,7 +187,7 @@ probe_one(Oid indexoid, Datum query, const char *op, Oid geomtype)
 	{
 		TIDBitmap  *tbm = tbm_create(work_mem * 1024L, NULL);
 
-		scan = index_beginscan_bitmap(index, snapshot, 1);
+		scan = hi_index_beginscan_bitmap(index, snapshot, 1);
 		index_rescan(scan, &key, 1, NULL, 0);
 		(void) index_getbitmap(scan, tbm);
 		index_endscan(scan);
@@ -252,7 +245,7 @@ probe_knn_one(Oid indexoid, Datum point, int32 k, Oid geomtype)
 	ScanKeyEntryInitialize(&orderby, SK_ORDER_BY, 1, PROBE_STRATEGY_DISTANCE, geomtype,
 						   index->rd_indcollation[0], get_opcode(opno), point);
 	snapshot = RegisterSnapshot(GetActiveSnapshot());
-	scan = index_beginscan(heap, index, snapshot, 0, 1);
+	scan = hi_index_beginscan(heap, index, snapshot, 0, 1);
 	index_rescan(scan, NULL, 0, &orderby, 1);
 	n = probe_count_tids(scan, k);
 	index_endscan(scan);

@@ -188,9 +188,17 @@ efind_options(Datum reloptions, bool validate)
 	return (bytea *) o;
 }
 
+static IndexAmRoutine *
+efind_routine(void)
+{
+	return rtam_routine(efind_options);
+}
+
 Datum
 efind_handler(PG_FUNCTION_ARGS)
 {
+	static IndexAmRoutine *kept = NULL;
+
 	hi_check_preloaded();
-	PG_RETURN_POINTER(rtam_routine(efind_options));
+	return hi_am_handler_result(&kept, efind_routine);
 }

@@ -166,9 +166,17 @@ hyrtree_options(Datum reloptions, bool validate)
 	return (bytea *) opts;
 }
 
+static IndexAmRoutine *
+hyrtree_routine(void)
+{
+	return rtam_routine(hyrtree_options);
+}
+
 Datum
 hyrtree_handler(PG_FUNCTION_ARGS)
 {
+	static IndexAmRoutine *kept = NULL;
+
 	hi_check_preloaded();
-	PG_RETURN_POINTER(rtam_routine(hyrtree_options));
+	return hi_am_handler_result(&kept, hyrtree_routine);
 }

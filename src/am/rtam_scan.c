@@ -94,7 +94,7 @@ start_scan(IndexScanDesc scan)
 	prepare(scan);
 	if (so->base.no_results)
 		return;
-	pgstat_count_index_scan(scan->indexRelation);
+	HI_COUNT_INDEX_SEARCH(scan);
 	if (so->empty_same)
 		rt_collect_nulls(so->base.idx, true, &so->base.tids, &so->base.ntids);
 	else if (scan->numberOfOrderBys > 0)
@@ -138,7 +138,7 @@ rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	prepare(scan);
 	if (!so->base.no_results)
 	{
-		pgstat_count_index_scan(scan->indexRelation);
+		HI_COUNT_INDEX_SEARCH(scan);
 		if (!so->empty_same)
 		{
 			tids = rt_range_search(so->base.idx, so->quals, so->nquals, RT_TIDS_ANY, &n);

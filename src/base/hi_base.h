@@ -28,6 +28,7 @@
 #include "utils/guc.h"
 #include "utils/rel.h"
 
+#include "compat/hi_compat.h"
 #include "geom/geom_box.h"
 
 #define HI_EXTENSION_VERSION	"0.1.0"

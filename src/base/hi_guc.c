@@ -23,7 +23,7 @@ int			hi_dev_read_us[HI_NUM_TIERS] = {120, 7};
 int			hi_dev_write_us[HI_NUM_TIERS] = {30, 18};
 int			hi_dev_parallelism[HI_NUM_TIERS] = {8, 4};
 
-static const struct config_enum_entry io_method_options[] = {
+static const struct config_enum_entry hi_io_method_options[] = {
 	{"io_uring", HI_IO_URING, false},
 	{"sync", HI_IO_SYNC, false},
 	{NULL, 0, false}
@@ -91,7 +91,7 @@ static const HiGucDef hi_gucs[] = {
 	{"hybrid_index.io_method",
 		"How index pages are read and written: io_uring batches or synchronous calls.",
 		"io_uring falls back to sync automatically where the kernel refuses it.",
-		HI_GUC_ENUM, &hi_io_method, HI_IO_URING, 0, 0, io_method_options, PGC_SUSET, 0},
+		HI_GUC_ENUM, &hi_io_method, HI_IO_URING, 0, 0, hi_io_method_options, PGC_SUSET, 0},
 	{"hybrid_index.direct_io",
 		"Read and write the tier files with O_DIRECT, past the OS page cache.",
 		"Off: the OS page cache is a second cache below the shared page cache, as it is below shared buffers for PostgreSQL's own indexes. Files whose filesystem refuses O_DIRECT (tmpfs) use buffered I/O either way.",

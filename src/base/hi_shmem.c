@@ -55,7 +55,7 @@ hi_shmem_startup(void)
 		int			i;
 
 		memset(hi_shared, 0, hi_root_size());
-		hi_shared->tranche_id = LWLockNewTrancheId();
+		hi_shared->tranche_id = hi_lwlock_new_tranche("hybrid_index");
 		hi_shared->max_indexes = hi_max_indexes;
 		LWLockInitialize(&hi_shared->registry_lock, hi_shared->tranche_id);
 		pg_atomic_init_u32(&hi_shared->clock_hand, 0);
@@ -119,7 +119,7 @@ hi_dsa(void)
 	{
 		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
 
-		LWLockRegisterTranche(hi_shared->tranche_id, "hybrid_index");
+		hi_lwlock_name_tranche(hi_shared->tranche_id, "hybrid_index");
 		hi_dsa_area = dsa_attach_in_place(hi_dsa_place, NULL);
 		dsa_pin_mapping(hi_dsa_area);
 		MemoryContextSwitchTo(old);
@@ -158,5 +158,5 @@ hi_check_preloaded(void)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("hybrid_index must be loaded via shared_preload_libraries"),
 				 errhint("Add 'hybrid_index' to shared_preload_libraries in postgresql.conf and restart the server.")));
-	LWLockRegisterTranche(hi_shared->tranche_id, "hybrid_index");
+	hi_lwlock_name_tranche(hi_shared->tranche_id, "hybrid_index");
 }

@@ -65,6 +65,7 @@ hi_sort_begin(Size recsize, int nkeys, Size budget)
 	}
 	for (i = 0; i < SORT_PAYLOAD; i++)
 		TupleDescInitEntry(s->desc, nkeys + i + 1, NULL, INT8OID, -1, 0);
+	HI_TUPLEDESC_FINALIZE(s->desc);
 	s->in = MakeSingleTupleTableSlot(s->desc, &TTSOpsVirtual);
 	s->out = MakeSingleTupleTableSlot(s->desc, &TTSOpsMinimalTuple);
 	/* tuplesort's budget is in kB, at least 64 */

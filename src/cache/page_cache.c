@@ -86,8 +86,8 @@ hi_cache_shmem_init(bool found_any)
 	info.keysize = sizeof(HiFrameTag);
 	info.entrysize = sizeof(HiMapEntry);
 	info.num_partitions = HI_CACHE_PARTITIONS;
-	cache_frame_map = ShmemInitHash("hybrid_index cache map", n, n, &info,
-							  HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
+	cache_frame_map = hi_shmem_init_hash("hybrid_index cache map", n, &info,
+									 HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
 	hi_spill_shmem_init(n);
 
 	if (!found)

@@ -68,8 +68,8 @@ hi_spill_shmem_init(int nentries)
 	memset(&info, 0, sizeof(info));
 	info.keysize = sizeof(SpillKey);
 	info.entrysize = sizeof(SpillEntry);
-	spill_map = ShmemInitHash("hybrid_index spill map", nentries, nentries, &info,
-							  HASH_ELEM | HASH_BLOBS);
+	spill_map = hi_shmem_init_hash("hybrid_index spill map", nentries, &info,
+								   HASH_ELEM | HASH_BLOBS);
 	spill_lock = &GetNamedLWLockTranche("hybrid_index_spill")->lock;
 }
 

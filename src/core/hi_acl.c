@@ -68,6 +68,6 @@ hi_acl_check_owner(Oid indexoid)
 {
 	if (!is_index(indexoid))
 		return;
-	if (!pg_class_ownercheck(indexoid, GetUserId()))
+	if (!hi_class_ownercheck(indexoid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, get_rel_name(indexoid));
 }

@@ -64,14 +64,14 @@ optane_spc(Relation index, bool creating)
 
 			if (!creating)
 				return spc;
-			if (spc == index->rd_node.spcNode)
+			if (spc == HI_REL_SPC(index))
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("optane_tablespace of index \"%s\" is its own tablespace \"%s\"",
 								RelationGetRelationName(index), name),
 						 errdetail("The fast tier must be a different tablespace than the flash tier."),
 						 errhint("Omit optane_tablespace to keep both tier files in the index's tablespace.")));
-			if (pg_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
+			if (hi_tablespace_aclcheck(spc, GetUserId(), ACL_CREATE) != ACLCHECK_OK)
 				ereport(ERROR,
 						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 						 errmsg("permission denied for tablespace %s", name)));
@@ -79,7 +79,7 @@ optane_spc(Relation index, bool creating)
 		}
 	}
 	/* no fast tier named: its file lives beside the flash tier's */
-	return index->rd_node.spcNode;
+	return HI_REL_SPC(index);
 }
 
 /* The slot of a relfilenode, or NULL; caller holds registry_lock */
@@ -155,7 +155,7 @@ static HiIndexShared *
 claim_slot(Relation index)
 {
 	Oid			dboid = MyDatabaseId;
-	Oid			relnumber = index->rd_node.relNode;
+	Oid			relnumber = HI_REL_NUMBER(index);
 	HiIndexShared *sh;
 	int			i;
 
@@ -190,7 +190,7 @@ claim_slot(Relation index)
 		sh->relnumber = relnumber;
 		sh->indexoid = RelationGetRelid(index);
 		sh->wal_logged = index->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
-		sh->spcoid[HI_TIER_FLASH] = index->rd_node.spcNode;
+		sh->spcoid[HI_TIER_FLASH] = HI_REL_SPC(index);
 		sh->spcoid[HI_TIER_OPTANE] = optane_spc(index, false);
 		sh->budget_frames = 0;
 		pg_atomic_write_u32(&sh->nframes, 0);
@@ -386,7 +386,7 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 	hi_check_preloaded();
 
 	if (idx && idx->sh && idx->sh->in_use && idx->sh->generation == idx->generation &&
-		idx->sh->relnumber == index->rd_node.relNode &&
+		idx->sh->relnumber == HI_REL_NUMBER(index) &&
 		idx->sh->dboid == MyDatabaseId && idx->sh->loaded && !idx->sh->needs_reload)
 	{
 		idx->rel = index;

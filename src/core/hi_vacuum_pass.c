@@ -57,7 +57,7 @@ hi_vacuum_pass(HiIndex *idx, Size chunk, const HiVacuumPass *pass, void *arg)
 			pass->visit(idx, arg, start, Min(n, start + chunk));
 			if (!hold)
 				LWLockRelease(&sh->tree_lock);
-			vacuum_delay_point();
+			hi_vacuum_delay_point();
 		}
 		if (pass->end_pass)
 			pass->end_pass(idx, arg);

@@ -107,7 +107,7 @@ ef_shmem_startup(void)
 	{
 		int			i;
 
-		dir->tranche_id = LWLockNewTrancheId();
+		dir->tranche_id = hi_lwlock_new_tranche("hybrid_index efind");
 		dir->nslots = hi_max_indexes;
 		LWLockInitialize(&dir->lock, dir->tranche_id);
 		for (i = 0; i < dir->nslots; i++)
@@ -240,11 +240,11 @@ starts_load(HiIndex *idx)
 	if (!LWLockHeldByMeInMode(&idx->sh->load_lock, LW_EXCLUSIVE))
 		return false;
 	if (this_load.slotno == idx->slotno && this_load.generation == idx->generation &&
-		this_load.lxid == MyProc->lxid && this_load.subxid == GetCurrentSubTransactionId())
+		this_load.lxid == HI_PROC_LXID(MyProc) && this_load.subxid == GetCurrentSubTransactionId())
 		return false;
 	this_load.slotno = idx->slotno;
 	this_load.generation = idx->generation;
-	this_load.lxid = MyProc->lxid;
+	this_load.lxid = HI_PROC_LXID(MyProc);
 	this_load.subxid = GetCurrentSubTransactionId();
 	return true;
 }
@@ -274,7 +274,7 @@ ef_get(HiIndex *idx, Ef *ef)
 	if (fresh || !(l->valid && l->generation == idx->generation &&
 				   l->serial == pg_atomic_read_u64(&slot->serial)))
 	{
-		LWLockRegisterTranche(dir->tranche_id, "hybrid_index efind");
+		hi_lwlock_name_tranche(dir->tranche_id, "hybrid_index efind");
 		LWLockAcquire(&dir->lock, LW_EXCLUSIVE);
 		PG_TRY();
 		{
@@ -317,7 +317,7 @@ efind_discard(int slotno, uint32 generation)
 	if (dir == NULL || slotno < 0 || slotno >= dir->nslots)
 		return;
 	slot = &dir->slots[slotno];
-	LWLockRegisterTranche(dir->tranche_id, "hybrid_index efind");
+	hi_lwlock_name_tranche(dir->tranche_id, "hybrid_index efind");
 	LWLockAcquire(&dir->lock, LW_EXCLUSIVE);
 	if (slot->valid && slot->generation == generation)
 		free_state_locked(slotno);

@@ -42,6 +42,7 @@
 #include "miscadmin.h"
 #include "utils/float.h"
 
+#include "compat/hi_compat.h"
 #include "geom/geom_box.h"
 
 /*

@@ -386,16 +386,16 @@ grid_open(HiIndex *idx)
 			h = (GridBlobHdr *) blob;
 			p = new_state(idx, &set, h->mode, h->capacity, &g);
 			pfree(blob);
-			PG_TRY();
+			HI_TRY_INNER();
 			{
 				load_blob(g);
 			}
-			PG_CATCH();
+			HI_CATCH_INNER();
 			{
 				free_state(g->gs, p);
 				PG_RE_THROW();
 			}
-			PG_END_TRY();
+			HI_END_TRY_INNER();
 			s->gs = p;
 			s->generation = idx->generation;
 			s->valid = true;

@@ -20,10 +20,25 @@
  *	  older than the pointer written) and logs SYNCED(position) for each, so
  *	  that recovery knows how far each log can be trusted;
  *	- it changes its id only while it has synced for the newest redo
- *	  pointer, and does so holding XactSLRULock: a checkpoint flushes the
- *	  commit log (taking that lock exclusively) after it sets its pointer
- *	  and before it collects the ids it waits for, so a checkpoint that
- *	  began during the check cannot collect the old id.
+ *	  pointer, and checks and changes it holding ProcArrayLock exclusively.
+ *
+ * Why a checkpoint cannot complete without the sync for its own pointer,
+ * on every version we build for (read in CreateCheckPoint, xlog.c, of 15
+ * to 18 and 19rc1): the checkpoint publishes its redo pointer in
+ * XLogCtl->RedoRecPtr under info_lck (17+: after it inserted its
+ * XLOG_CHECKPOINT_REDO record, 15 and 16: after it released the WAL
+ * insertion locks), and only later, after CheckPointGuts, collects the ids
+ * to wait for with GetVirtualXIDsDelayingChkpt(DELAY_CHKPT_COMPLETE), which
+ * takes ProcArrayLock.  If that collection came before our exclusive hold,
+ * the pointer was published before it, so our check (GetRedoRecPtr, under
+ * the same spinlock) sees the new pointer and keeps the old id, which the
+ * checkpoint then waits on.  If it came after, it collects the new id,
+ * whose flag is set too, and waits until we change that one, which we do
+ * only once synced for its pointer.  (When it ran on 15 alone, the worker held
+ * XactSLRULock for the same purpose, which CheckPointCLOG takes between
+ * the two steps; 17 split that lock into per-bank locks, so the argument
+ * now rests on the lock the collection itself takes, and holds alike on
+ * every version.)
  *
  * While the worker is not running (the first moments after a start, or
  * after it failed), committing transactions fsync the logs themselves, as
@@ -142,7 +157,7 @@ hi_log_sync_main(Datum arg)
 	pgstat_report_activity(STATE_RUNNING, "coupling index logs to checkpoints");
 
 	before_shmem_exit(sync_exit, (Datum) 0);
-	MyProc->lxid = GetNextLocalTransactionId();
+	HI_PROC_LXID(MyProc) = GetNextLocalTransactionId();
 	MyProc->delayChkptFlags |= DELAY_CHKPT_COMPLETE;
 	(void) pg_atomic_exchange_u32(&hi_shared->sync_pid, (uint32) MyProcPid);
 	/* what committers did not fsync before the flag was up */
@@ -159,10 +174,10 @@ hi_log_sync_main(Datum arg)
 			synced = redo;
 		}
 		/* release a checkpoint waiting for us: see the header comment */
-		LWLockAcquire(XactSLRULock, LW_SHARED);
+		LWLockAcquire(ProcArrayLock, LW_EXCLUSIVE);
 		if (GetRedoRecPtr() == synced)
-			MyProc->lxid = GetNextLocalTransactionId();
-		LWLockRelease(XactSLRULock);
+			HI_PROC_LXID(MyProc) = GetNextLocalTransactionId();
+		LWLockRelease(ProcArrayLock);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 10L, PG_WAIT_EXTENSION);

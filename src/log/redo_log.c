@@ -379,7 +379,7 @@ insert_counts(TransactionId xid, HTAB *committed, bool standby, bool live)
 		return true;
 	has_commit = committed != NULL &&
 		hash_search(committed, &xid, HASH_FIND, NULL) != NULL;
-	if (TransactionIdPrecedes(xid, ShmemVariableCache->oldestClogXid))
+	if (TransactionIdPrecedes(xid, HI_TRANSAM->oldestClogXid))
 		return has_commit || (standby && committed == NULL);
 	if (standby)
 		return TransactionIdIsInProgress(xid) || TransactionIdDidCommit(xid);

@@ -136,9 +136,8 @@ hi_wma_shmem_init(void)
 	info.keysize = sizeof(NstKey);
 	info.entrysize = sizeof(NstEntry);
 	info.num_partitions = NST_PARTITIONS;
-	nst = ShmemInitHash("hybrid_index node score table", score_table_entries,
-						score_table_entries, &info,
-						HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
+	nst = hi_shmem_init_hash("hybrid_index node score table", score_table_entries,
+							 &info, HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
 	nst_locks = GetNamedLWLockTranche("hybrid_index_nst");
 
 	wma_slots = ShmemInitStruct("hybrid_index placement", sizeof(WmaSlot) * hi_max_indexes,

@@ -178,16 +178,16 @@ hi_store_write(HiIndexShared *sh, char **pages, int n)
 	PG_TRY();
 	{
 		prepare_writes(sh, pages, n, reqs, ptes);
-		PG_TRY();
+		HI_TRY_INNER();
 		{
 			hi_io_batch(sh, reqs, n, true);
 		}
-		PG_CATCH();
+		HI_CATCH_INNER();
 		{
 			unalloc_slots(sh, ptes, n);
 			PG_RE_THROW();
 		}
-		PG_END_TRY();
+		HI_END_TRY_INNER();
 		remap_pages(sh, pages, ptes, n);
 	}
 	PG_FINALLY();
@@ -225,18 +225,18 @@ hi_store_write_start(HiStoreFlight *f, HiIndexShared *sh, char **pages, int n)
 	PG_TRY();
 	{
 		prepare_writes(sh, pages, n, f->reqs, f->ptes);
-		PG_TRY();
+		HI_TRY_INNER();
 		{
 			f->in_flight = hi_io_write_start(sh, f->reqs, n);
 			if (!f->in_flight)
 				hi_io_batch(sh, f->reqs, n, true);
 		}
-		PG_CATCH();
+		HI_CATCH_INNER();
 		{
 			unalloc_slots(sh, f->ptes, n);
 			PG_RE_THROW();
 		}
-		PG_END_TRY();
+		HI_END_TRY_INNER();
 	}
 	PG_CATCH();
 	{
@@ -257,16 +257,16 @@ hi_store_write_finish(HiStoreFlight *f)
 	{
 		if (f->in_flight)
 		{
-			PG_TRY();
+			HI_TRY_INNER();
 			{
 				hi_io_write_wait();
 			}
-			PG_CATCH();
+			HI_CATCH_INNER();
 			{
 				unalloc_slots(f->sh, f->ptes, f->n);
 				PG_RE_THROW();
 			}
-			PG_END_TRY();
+			HI_END_TRY_INNER();
 		}
 		remap_pages(f->sh, f->pages, f->ptes, f->n);
 	}

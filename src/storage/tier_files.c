@@ -43,7 +43,6 @@
 #include "utils/memutils.h"
 #include "utils/relcache.h"
 #include "utils/fmgroids.h"
-#include "utils/relfilenodemap.h"
 #include "utils/snapmgr.h"
 
 #include "base/hi_base.h"
@@ -630,7 +629,7 @@ hi_files_schedule_drop(Oid indexoid)
 
 	if (!RelationIsValid(rel))
 		return;
-	schedule_removal_at_commit(rel->rd_node.spcNode, rel->rd_node.relNode);
+	schedule_removal_at_commit(HI_REL_SPC(rel), HI_REL_NUMBER(rel));
 	RelationClose(rel);
 }
 
@@ -670,7 +669,7 @@ find_old_sets_in_dir(const char *dir, Oid spcoid, void *arg)
 		if (owner != oa->indexoid)
 			continue;
 		/* still the storage of some relation (e.g. a swapped index)? */
-		if (OidIsValid(RelidByRelfilenode(fs == MyDatabaseTableSpace ? 0 : fs, rn)))
+		if (OidIsValid(hi_relid_by_filenumber(fs == MyDatabaseTableSpace ? 0 : fs, rn)))
 			continue;
 		schedule_removal_at_commit(fs, rn);
 	}
@@ -711,7 +710,7 @@ schedule_replaced_sets(Oid indexoid, Oid keep_flashspc, Oid keep_relnumber)
 		if (spc == keep_flashspc && form->relfilenode == keep_relnumber)
 			continue;
 		/* still the storage of some relation? */
-		if (OidIsValid(RelidByRelfilenode(form->reltablespace, form->relfilenode)))
+		if (OidIsValid(hi_relid_by_filenumber(form->reltablespace, form->relfilenode)))
 			continue;
 		schedule_removal_at_commit(spc, form->relfilenode);
 	}

@@ -94,18 +94,18 @@ move_pages(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier, bool co
 					reqs[i].len = psize;
 					reqs[i].path = path;
 				}
-				PG_TRY();
+				HI_TRY_INNER();
 				{
 					if (cnt > 0)
 						hi_io_batch(sh, reqs, cnt, true);
 				}
-				PG_CATCH();
+				HI_CATCH_INNER();
 				{
 					for (i = 0; i < cnt; i++)
 						hi_pt_unalloc_slot(sh, to_tier, HI_PTE_SLOT(new[i]));
 					PG_RE_THROW();
 				}
-				PG_END_TRY();
+				HI_END_TRY_INNER();
 				for (i = 0; i < cnt; i++)
 				{
 					if (hi_pt_remap_if(sh, which[i], old[i], new[i]))

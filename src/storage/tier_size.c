@@ -25,7 +25,6 @@
 #include "common/file_perm.h"
 #include "common/relpath.h"
 #include "storage/fd.h"
-#include "storage/relfilenode.h"
 
 #include "base/hi_base.h"
 #include "storage/storage.h"
@@ -113,7 +112,6 @@ set_segment(const char *base, int segno, off_t len, bool resparsify)
 void
 hi_files_report_size(HiIndexShared *sh, bool resparsify)
 {
-	RelFileNode rnode;
 	char	   *base;
 	uint64		nblocks;
 	uint64		segbytes = (uint64) RELSEG_SIZE * BLCKSZ;
@@ -124,10 +122,7 @@ hi_files_report_size(HiIndexShared *sh, bool resparsify)
 	if (!sh->wal_logged)
 		return;
 	nblocks = (files_length(sh) + BLCKSZ - 1) / BLCKSZ;
-	rnode.spcNode = sh->spcoid[HI_TIER_FLASH];
-	rnode.dbNode = sh->dboid;
-	rnode.relNode = sh->relnumber;
-	base = relpathperm(rnode, MAIN_FORKNUM);
+	base = hi_relpath_main(sh->spcoid[HI_TIER_FLASH], sh->dboid, sh->relnumber);
 	nsegs = (int) ((nblocks + RELSEG_SIZE - 1) / RELSEG_SIZE);
 	for (segno = 0; ok && segno < Max(nsegs, 1); segno++)
 	{
@@ -162,14 +157,10 @@ hi_files_report_size(HiIndexShared *sh, bool resparsify)
 void
 hi_files_clear_reported_size(Oid spcoid, Oid dboid, Oid relnumber)
 {
-	RelFileNode rnode;
 	char	   *base;
 	int			segno;
 
-	rnode.spcNode = spcoid;
-	rnode.dbNode = dboid;
-	rnode.relNode = relnumber;
-	base = relpathperm(rnode, MAIN_FORKNUM);
+	base = hi_relpath_main(spcoid, dboid, relnumber);
 	if (truncate(base, 0) != 0 && errno != ENOENT)
 		ereport(WARNING,
 				(errcode_for_file_access(),
