@@ -149,13 +149,13 @@ BEGIN
 END $$;
 
 -- Is path a file in the database directory of tablespace spc (NULL or
--- pg_default: $PGDATA/base/<dboid>/, else pg_tblspc/<spcoid>/PG_15_*/<dboid>/)?
+-- pg_default: $PGDATA/base/<dboid>/, else pg_tblspc/<spcoid>/PG_<major>_*/<dboid>/)?
 CREATE FUNCTION hit.file_dir_ok(path text, spc name) RETURNS boolean
 LANGUAGE sql AS $$
   SELECT path ~ (
     CASE WHEN spc IS NULL OR spc = 'pg_default'
       THEN '^/.*/base/' || d.oid
-      ELSE '^/.*/pg_tblspc/' || (SELECT oid FROM pg_tablespace WHERE spcname = spc) || '/PG_15_[0-9]+/' || d.oid
+      ELSE '^/.*/pg_tblspc/' || (SELECT oid FROM pg_tablespace WHERE spcname = spc) || '/PG_' || (current_setting('server_version_num')::int / 10000) || '_[0-9]+/' || d.oid
     END || '/[^/]+$')
   FROM pg_database d WHERE d.datname = current_database()
 $$;

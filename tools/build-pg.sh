@@ -95,7 +95,12 @@ add_postgis_pgtap() {
 				tail -n 30 "$work/postgis.configure.log" >&2
 				exit 1
 			}
+		# its parallel build races on topology.sql at times: finish it serially
 		make -j"$JOBS" >"$work/postgis.make.log" 2>&1 ||
+			{
+				rm -f topology/topology.sql topology/topology_upgrade.sql.in topology/*.tmp
+				make >>"$work/postgis.make.log" 2>&1
+			} ||
 			{
 				tail -n 40 "$work/postgis.make.log" >&2
 				exit 1

@@ -3,7 +3,37 @@
 # benchmark and run its demo on Debian 12 (bookworm). Idempotent: when every
 # package is already installed it does nothing (no apt-get update either).
 # Non-interactive; safe with CI=true and no stdin. Must run as root (or with sudo).
+#
+#   bash tools/install-deps.sh              PostgreSQL 15 and everything else
+#   bash tools/install-deps.sh --pg 18      also PostgreSQL 18 (or 16) with
+#                                           PostGIS and pgTAP for it
+#
+# Debian 12 packages PostgreSQL 15 only. Where a system has packages for
+# another version (PGDG's apt repository, Debian 13, Ubuntu), install
+# postgresql-N, postgresql-server-dev-N, postgresql-N-postgis-3 and
+# postgresql-N-pgtap from there and build with PG_CONFIG=/usr/lib/postgresql/N/bin/pg_config.
+# Here 16 and 18 are built by tools/build-pg.sh from ../shared/deps and PyPI
+# (cached under /var/cache/hybrid_index), and the last line printed is the
+# pg_config of each version asked for.
 set -euo pipefail
+
+VERSIONS=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--pg)
+		VERSIONS+=("${2:?--pg needs a major version}")
+		shift 2
+		;;
+	--pg=*)
+		VERSIONS+=("${1#--pg=}")
+		shift
+		;;
+	*)
+		echo "install-deps: unknown argument $1 (usage: install-deps.sh [--pg 15|16|18]...)" >&2
+		exit 2
+		;;
+	esac
+done
 
 PACKAGES=(
 	build-essential
@@ -48,8 +78,30 @@ if ! command -v npm >/dev/null 2>&1; then
 	missing+=(npm)
 fi
 
+# the other PostgreSQL versions asked for (after the Debian packages)
+other_versions() {
+	local v
+	for v in "${VERSIONS[@]}"; do
+		case "$v" in
+		15) echo "install-deps: PostgreSQL 15: /usr/lib/postgresql/15/bin/pg_config" ;;
+		16 | 18)
+			pgc=$($SUDO bash "$(dirname "${BASH_SOURCE[0]}")/build-pg.sh" "$v" | tail -n 1) || {
+				echo "install-deps: could not provide PostgreSQL $v" >&2
+				exit 1
+			}
+			echo "install-deps: PostgreSQL $v: $pgc"
+			;;
+		*)
+			echo "install-deps: PostgreSQL $v cannot be installed here (tested: 15, 16, 18; 17 and 19 are compile checks: tools/check-compile.sh)" >&2
+			exit 1
+			;;
+		esac
+	done
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "install-deps: all dependencies present"
+	other_versions
 	exit 0
 fi
 
@@ -72,3 +124,4 @@ if ! $SUDO apt-get install "${APT_OPTS[@]}" --no-install-recommends "${missing[@
 	exit 1
 fi
 echo "install-deps: done"
+other_versions

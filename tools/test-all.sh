@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test-all.sh — THE test command of hybrid_index. Run as root from anywhere:
 #
-#   bash tools/test-all.sh
+#   bash tools/test-all.sh              on PostgreSQL 15 (Debian's)
+#   bash tools/test-all.sh --pg 18      on PostgreSQL 18 (or 16; built by
+#                                       tools/build-pg.sh, cached)
 #
 # 1. installs dependencies (tools/install-deps.sh), builds and installs the
 #    extension (make && make install, as root);
@@ -33,7 +35,26 @@
 #   PROVE_TESTS="test/t/002_crash.pl"  run only some TAP tests
 #   HI_PGTAP="test/pgtap/010_points.sql"  run only some pgTAP files
 #   HI_PORT=5496        port of the pg_regress/pgTAP cluster
+#   HI_PG=18            the same as --pg 18
 set -uo pipefail
+
+PGV=${HI_PG:-15}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--pg)
+		PGV=${2:?--pg needs a major version}
+		shift 2
+		;;
+	--pg=*)
+		PGV=${1#--pg=}
+		shift
+		;;
+	*)
+		echo "test-all: unknown argument $1 (usage: test-all.sh [--pg 15|16|18])" >&2
+		exit 2
+		;;
+	esac
+done
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SUITES=${HI_SUITES:-regress isolation nouring pgtap clients tap}
@@ -49,16 +70,24 @@ log() { echo "=== test-all: $* ($(($(date +%s) - START))s)"; }
 # --- 1. dependencies and build -------------------------------------------
 if [ "${HI_SKIP_DEPS:-0}" != 1 ]; then
 	log "installing dependencies"
-	bash "$ROOT/tools/install-deps.sh" || {
+	bash "$ROOT/tools/install-deps.sh" --pg "$PGV" || {
 		echo "test-all: install-deps.sh failed" >&2
 		exit 1
 	}
 fi
-export PATH="$(pg_config --bindir):$PATH"
+PG_CONFIG=$(bash "$ROOT/tools/build-pg.sh" "$PGV" | tail -n 1) || {
+	echo "test-all: no PostgreSQL $PGV (tools/install-deps.sh --pg $PGV)" >&2
+	exit 1
+}
+export PG_CONFIG
+export PATH="$("$PG_CONFIG" --bindir):$PATH"
+export PG_BINDIR="$("$PG_CONFIG" --bindir)"
+log "PostgreSQL: $("$PG_CONFIG" --version) ($PG_CONFIG)"
 
 log "building and installing the extension"
 BUILD_LOG=$(mktemp /tmp/hybrid_index_build.XXXXXX.log)
-if ! (cd "$ROOT" && make -j2 && make install) >"$BUILD_LOG" 2>&1; then
+# warnings are errors: one source tree builds clean on every version
+if ! (cd "$ROOT" && make clean >/dev/null && make -j2 COPT=-Werror && make install) >"$BUILD_LOG" 2>&1; then
 	tail -n 60 "$BUILD_LOG"
 	echo "test-all: BUILD FAILED (full log: $BUILD_LOG)"
 	echo "test-all: 0 passed, 1 failed"
@@ -171,9 +200,11 @@ fi
 #   regress_result <exit status> <log> <regression.diffs> <label>
 regress_result() {
 	local rc=$1 logf=$2 diffs=$3 label=$4 n_ok n_bad
+	# pg_regress prints "test name ... ok" up to 15 and TAP lines
+	# ("ok 3 - name", "not ok 4 + name") from 16 on
 	grep -E "^(test |ok |not ok |     |\+\+\+)|tests? (passed|failed)|^ *[0-9]+ of [0-9]+|All [0-9]+ tests" "$logf" || true
-	n_ok=$(grep -cE "^(test|     ) +[A-Za-z0-9_]+ +\.\.\. ok" "$logf" || true)
-	n_bad=$(grep -cE "\.\.\. FAILED|\.\.\. failed" "$logf" || true)
+	n_ok=$(grep -cE "^(test|     ) +[A-Za-z0-9_]+ +\.\.\. ok|^ok +[0-9]+ +[-+] +[A-Za-z0-9_]+" "$logf" || true)
+	n_bad=$(grep -cE "\.\.\. FAILED|\.\.\. failed|^not ok +[0-9]+ +[-+] " "$logf" || true)
 	if [ "$rc" != 0 ]; then
 		[ "$n_bad" -gt 0 ] || n_bad=1
 		if [ -s "$diffs" ]; then

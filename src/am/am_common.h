@@ -213,6 +213,7 @@ extern void am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey order
 					  int norderbys);
 extern void am_check_forward(IndexScanDesc scan, ScanDirection dir);
 extern bool am_orderby_box(IndexScanDesc scan, HiBox *box);
+extern void am_scan_empty_semantics(Relation index);
 extern void am_set_orderby(IndexScanDesc scan, double dist, bool isnull);
 extern void am_set_null_itup(IndexScanDesc scan);
 extern void am_scan_reset(IndexScanDesc scan);

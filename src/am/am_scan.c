@@ -18,6 +18,7 @@
 
 #include "access/relscan.h"
 #include "nodes/tidbitmap.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "am/am_common.h"
@@ -37,7 +38,14 @@ am_beginscan(Relation index, int nkeys, int norderbys, Size opaque_size)
 	/* rows this session inserted earlier are in the index before it is read */
 	am_pending_insert_all();
 	so = palloc0(opaque_size);
-	so->idx = hi_am_open(index);
+
+	/*
+	 * The scan's own copy of the handle: a relcache invalidation between
+	 * two calls (RelationReloadIndexInfo) frees rd_amcache, where the
+	 * relation keeps its handle
+	 */
+	so->idx = palloc(sizeof(HiIndex));
+	*so->idx = *hi_am_open(index);
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index scan",
 									ALLOCSET_DEFAULT_SIZES);
 	if (norderbys > 0)
@@ -60,6 +68,8 @@ am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 	am_scan_reset(scan);
+	/* a new answer: from the index as it is loaded now */
+	*((AmScanBase *) scan->opaque)->idx = *hi_am_open(scan->indexRelation);
 }
 
 void
@@ -91,6 +101,39 @@ am_orderby_box(IndexScanDesc scan, HiBox *box)
  * The ORDER BY value of the tuple returned: a box distance, a lower bound
  * the executor rechecks against the true distance.
  */
+/*
+ * Tell the geom layer how the loaded PostGIS evaluates EMPTY geometries
+ * under &&, ~, @ and ~= (hi_empty_box): PostGIS's own @ of the index's
+ * operator class is asked once per backend whether 'POINT EMPTY' @
+ * 'POINT(0 0)', true where EMPTY has the box-empty box (after 3.3) and false
+ * where it has none.
+ */
+void
+am_scan_empty_semantics(Relation index)
+{
+	static int	known = -1;
+
+	if (known < 0)
+	{
+		Oid			type = index->rd_opcintype[0];
+		Oid			op = get_opfamily_member(index->rd_opfamily[0], type, type,
+											 AM_STRATEGY_WITHIN);
+		Oid			typinput;
+		Oid			typioparam;
+		Datum		empty;
+		Datum		point;
+
+		if (!OidIsValid(op))
+			elog(ERROR, "operator class of index \"%s\" has no operator @",
+				 RelationGetRelationName(index));
+		getTypeInputInfo(type, &typinput, &typioparam);
+		empty = OidInputFunctionCall(typinput, "POINT EMPTY", typioparam, -1);
+		point = OidInputFunctionCall(typinput, "POINT(0 0)", typioparam, -1);
+		known = DatumGetBool(OidFunctionCall2(get_opcode(op), empty, point)) ? 1 : 0;
+		hi_geom_set_empty_boxed(known == 1);
+	}
+}
+
 void
 am_set_orderby(IndexScanDesc scan, double dist, bool isnull)
 {

@@ -12,9 +12,11 @@
  * crash left behind).  kNN distances are lower bounds, rechecked and
  * reordered by the executor (grid_knn.c).
  *
- * NULL and EMPTY geometries are indexed but match no filter, except that
- * PostGIS says EMPTY ~= EMPTY: a scan "geom ~= 'POINT EMPTY'" returns the
- * EMPTY rows, as a sequential scan does.
+ * NULL and EMPTY geometries are indexed in the null chain.  EMPTY ones
+ * are answered as the loaded PostGIS evaluates them (hi_empty_box): up to
+ * 3.3 they match no filter but ~= EMPTY (a scan "geom ~= 'POINT EMPTY'"
+ * returns the EMPTY rows, as a sequential scan does); later releases give
+ * EMPTY the box-empty box, which an EMPTY query then is too.
  */
 #include "postgres.h"
 
@@ -51,6 +53,11 @@ set_qual(GridQual *q, int strategy, Datum value, bool isnull)
 	memset(&q->box, 0, sizeof(HiBox));
 	if (!isnull)
 		q->empty = hi_geom_box(value, &q->box) != HI_KEY_BOX;
+	if (q->empty && hi_empty_box() != NULL)
+	{
+		q->box = *hi_empty_box();
+		q->empty = false;
+	}
 }
 
 /*
@@ -69,6 +76,7 @@ prepare(IndexScanDesc scan)
 	q->nkeys = scan->numberOfKeys;
 	q->keys = palloc0(sizeof(GridKey) * Max(q->nkeys, 1));
 	q->impossible = false;
+	am_scan_empty_semantics(scan->indexRelation);
 	for (i = 0; i < scan->numberOfKeys; i++)
 	{
 		ScanKey		key = &scan->keyData[i];

@@ -7,10 +7,13 @@
  * rtree_search.c) and hand it out TID by TID (am_scan.c, which also says
  * what is rechecked).
  *
- * EMPTY geometries match no box predicate, except that PostGIS says
- * EMPTY ~= EMPTY; a scan whose only quals are "~= EMPTY" returns the EMPTY
- * rows of the null list, so the index answers what a sequential scan does
- * (PostGIS's GiST index returns nothing there).
+ * EMPTY geometries are answered as the loaded PostGIS evaluates them
+ * (hi_empty_box).  Up to PostGIS 3.3 they match no box predicate, except
+ * that EMPTY ~= EMPTY: a scan whose only quals are "~= EMPTY" returns the
+ * EMPTY rows of the null list, so the index answers what a sequential scan
+ * does (PostGIS's GiST index returns nothing there).  Later releases give
+ * EMPTY the box-empty box: an EMPTY query is then that box, and the EMPTY
+ * rows join the answer whenever they satisfy every qual.
  */
 #include "postgres.h"
 
@@ -27,6 +30,7 @@ typedef struct HyrtreeScan
 {
 	AmScanBase	base;			/* must be first */
 	bool		empty_same;		/* only "~= EMPTY" quals: the EMPTY rows match */
+	bool		empty_also;		/* the EMPTY rows match besides the tree's */
 	RtQual	   *quals;
 	int			nquals;
 } HyrtreeScan;
@@ -37,7 +41,10 @@ rtam_beginscan(Relation index, int nkeys, int norderbys)
 	return am_beginscan(index, nkeys, norderbys, sizeof(HyrtreeScan));
 }
 
-/* Turn scan keys into box quals; a NULL or EMPTY argument matches nothing */
+/*
+ * Turn scan keys into box quals; a NULL argument matches nothing, nor does
+ * an EMPTY one where PostGIS gives EMPTY no box (but "~= EMPTY")
+ */
 static void
 prepare(IndexScanDesc scan)
 {
@@ -47,6 +54,8 @@ prepare(IndexScanDesc scan)
 	so->quals = palloc(sizeof(RtQual) * Max(scan->numberOfKeys, 1));
 	so->nquals = 0;
 	so->empty_same = false;
+	so->empty_also = false;
+	am_scan_empty_semantics(scan->indexRelation);
 	for (i = 0; i < scan->numberOfKeys; i++)
 	{
 		ScanKey		key = &scan->keyData[i];
@@ -60,17 +69,23 @@ prepare(IndexScanDesc scan)
 		q->strategy = key->sk_strategy;
 		if (hi_geom_box(key->sk_argument, &q->box) != HI_KEY_BOX)
 		{
-			if (q->strategy == RT_STRATEGY_SAME)
-				so->empty_same = true;
+			if (hi_empty_box() != NULL)
+				q->box = *hi_empty_box();
 			else
-				so->base.no_results = true;
-			continue;
+			{
+				if (q->strategy == RT_STRATEGY_SAME)
+					so->empty_same = true;
+				else
+					so->base.no_results = true;
+				continue;
+			}
 		}
 		so->nquals++;
 	}
 	/* an entry cannot be EMPTY and satisfy a box qual at once */
 	if (so->empty_same && so->nquals > 0)
 		so->base.no_results = true;
+	so->empty_also = !so->empty_same && rt_empty_consistent(so->quals, so->nquals);
 	so->base.prepared = true;
 }
 
@@ -109,12 +124,12 @@ start_scan(IndexScanDesc scan)
 										so->nquals > 0 ? RT_TIDS_HEAP : RT_TIDS_INDEX,
 										&so->base.ntids);
 		/* no quals at all: a full scan must return NULLs too */
-		if (so->nquals == 0)
+		if (so->nquals == 0 || so->empty_also)
 		{
 			ItemPointer nulls;
 			Size		nnulls;
 
-			rt_collect_nulls(so->base.idx, false, &nulls, &nnulls);
+			rt_collect_nulls(so->base.idx, so->empty_also, &nulls, &nnulls);
 			am_tids_append(scan, nulls, nnulls);
 		}
 	}
@@ -144,11 +159,11 @@ rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 			tids = rt_range_search(so->base.idx, so->quals, so->nquals, RT_TIDS_ANY, &n);
 			am_bitmap_add(tbm, tids, n);
 		}
-		if (so->nquals == 0)
+		if (so->nquals == 0 || so->empty_also)
 		{
 			Size		nnulls;
 
-			rt_collect_nulls(so->base.idx, so->empty_same, &tids, &nnulls);
+			rt_collect_nulls(so->base.idx, so->empty_same || so->empty_also, &tids, &nnulls);
 			am_bitmap_add(tbm, tids, nnulls);
 			n += nnulls;
 		}

@@ -856,9 +856,14 @@ hi_lock_loaded(HiIndex *idx, LWLockMode mode)
 		}
 		LWLockRelease(&sh->tree_lock);
 		again = hi_am_open(idx->rel);
-		/* the handle lives in rd_amcache: the same one, opened again */
-		Assert(again == idx);
-		(void) again;
+		/* a scan's copy of the handle (am_beginscan) follows the reload */
+		if (again != idx)
+		{
+			bool		maintenance = idx->maintenance;
+
+			*idx = *again;
+			idx->maintenance = maintenance;
+		}
 	}
 }
 

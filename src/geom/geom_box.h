@@ -71,6 +71,17 @@ extern bool hi_box_equals(const HiBox *a, const HiBox *b);	/* a ~= b */
 extern bool hi_box_has_nan(const HiBox *a);
 
 /*
+ * The box PostGIS gives an EMPTY geometry when it evaluates &&, ~, @ and
+ * ~=: none (NULL) up to 3.3, the box-empty box (NaN) in later releases
+ * (where EMPTY @ x, x @ EMPTY, EMPTY ~ x and x ~ EMPTY all hold).  The AM
+ * layer asks the loaded PostGIS which (hi_geom_set_empty_boxed) before a
+ * scan; index entries keep EMPTY as its own kind either way, so an index
+ * answers for whichever PostGIS the server runs.
+ */
+extern void hi_geom_set_empty_boxed(bool boxed);
+extern const HiBox *hi_empty_box(void);
+
+/*
  * kNN lower bounds (geom_dist.c).  hi_box_distance() is the ORDER BY value
  * an index hands out for an entry: never above PostGIS's ST_Distance (<->)
  * of any geometries inside the boxes, as computed by PostGIS in double,

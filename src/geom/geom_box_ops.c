@@ -87,6 +87,21 @@ hi_box_equals(const HiBox *a, const HiBox *b)
 		a->ymin == b->ymin && a->ymax == b->ymax;
 }
 
+static bool empty_boxed = false;
+static const HiBox box_empty = {NAN, NAN, NAN, NAN};
+
+void
+hi_geom_set_empty_boxed(bool boxed)
+{
+	empty_boxed = boxed;
+}
+
+const HiBox *
+hi_empty_box(void)
+{
+	return empty_boxed ? &box_empty : NULL;
+}
+
 bool
 hi_box_has_nan(const HiBox *a)
 {

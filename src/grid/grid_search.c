@@ -119,7 +119,7 @@ grid_region_may_match(const GridQuery *q, const GridKey *drive, int elem,
 static bool
 qual_matches(const GridQual *q, const GridEntry *e)
 {
-	const HiBox *eb = e->kind == HI_KEY_BOX ? &e->box : NULL;
+	const HiBox *eb = e->kind == HI_KEY_BOX ? &e->box : hi_empty_box();
 	const HiBox *qb = q->empty ? NULL : &q->box;
 
 	if (q->isnull)
@@ -200,24 +200,18 @@ scan_chain(Grid *g, uint32 head, const GridQuery *q, TidList *out)
 		pfree(bd.e);
 }
 
-/* Could an EMPTY entry satisfy every key (each has a "~= EMPTY" element)? */
+/*
+ * Could an EMPTY entry satisfy every key?  (Up to PostGIS 3.3: each has a
+ * "~= EMPTY" element; later, as the box-empty box answers.)
+ */
 static bool
 empty_may_match(const GridQuery *q)
 {
-	int			i,
-				j;
+	GridEntry	e;
 
-	for (i = 0; i < q->nkeys; i++)
-	{
-		bool		any = false;
-
-		for (j = 0; j < q->keys[i].nelems && !any; j++)
-			any = q->keys[i].elems[j].empty && !q->keys[i].elems[j].isnull &&
-				q->keys[i].elems[j].strategy == GRID_STRATEGY_SAME;
-		if (!any)
-			return false;
-	}
-	return true;
+	memset(&e, 0, sizeof(e));
+	e.kind = HI_KEY_EMPTY;
+	return grid_entry_matches(q, &e);
 }
 
 /* (page or bucket, element) pairs, sorted by id to group them */

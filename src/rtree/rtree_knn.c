@@ -191,8 +191,8 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 			Size		nnulls = 0;
 
 			boxes = rt_range_search(st->idx, st->quals, st->nquals, RT_TIDS_HEAP, &nboxes);
-			if (st->nquals == 0)
-				rt_collect_nulls(st->idx, false, &nulls, &nnulls);
+			if (st->nquals == 0 || rt_empty_consistent(st->quals, st->nquals))
+				rt_collect_nulls(st->idx, st->nquals > 0, &nulls, &nnulls);
 			st->ntail = nboxes + nnulls;
 			st->tail = palloc_extended(sizeof(ItemPointerData) * Max(st->ntail, 1),
 									   MCXT_ALLOC_HUGE);
@@ -201,8 +201,8 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 			if (nnulls)
 				memcpy(st->tail + nboxes, nulls, sizeof(ItemPointerData) * nnulls);
 		}
-		else if (st->nquals == 0)
-			rt_collect_nulls(st->idx, false, &st->tail, &st->ntail);
+		else if (st->nquals == 0 || rt_empty_consistent(st->quals, st->nquals))
+			rt_collect_nulls(st->idx, st->nquals > 0, &st->tail, &st->ntail);
 	}
 	if (st->tailpos < st->ntail)
 	{

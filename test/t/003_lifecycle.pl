@@ -39,7 +39,7 @@ sub db_dir
 	my ($location, $db) = @_;
 	$db //= $dboid;
 	return realpath("$pgdata/base/$db") unless defined $location;
-	my @d = glob("$location/PG_15_*/$db");
+	my @d = glob("$location/PG_*_*/$db");
 	return @d ? realpath($d[0]) : "$location/(none)";
 }
 
