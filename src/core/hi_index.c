@@ -263,7 +263,7 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 				 errdetail("The map file \"%s\" does not exist.",
 						   hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
 										sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map")),
-				 errhint("REINDEX the index.")));
+				 errhint("REINDEX the index.  After pg_upgrade, bring every index's files over from the old cluster instead: SELECT hybrid_index_upgrade_files('<old data directory>');")));
 	set_budget(sh, index, sh->meta.page_size);
 	hi_slot_configure(sh, index);
 	/* a restored copy of the main fork holds zeros: sparse again */

@@ -86,6 +86,8 @@ extern void hi_files_set_release_hook(hi_files_release_fn fn);
 typedef void (*hi_files_drop_fn) (Oid dboid, Oid flashspc, Oid relnumber);
 extern void hi_files_set_drop_hook(hi_files_drop_fn fn);
 extern void hi_files_remove_set(Oid dboid, Oid flashspc, Oid relnumber);
+/* after pg_upgrade: our files of an old data directory into this cluster (tier_upgrade.c) */
+extern int64 hi_files_import_upgraded(const char *old_datadir, bool link_files, int64 *skipped);
 extern void hi_files_release_and_remove(Oid dboid, Oid flashspc, Oid relnumber);
 
 /* storage/tier_size.c: the main fork as long as the files (sizes for DBAs) */

@@ -18,13 +18,16 @@ use HiAM;
 our $SRCDIR = realpath(dirname(__FILE__) . '/../..');
 
 # new_node(name, preload => 1, conf => "extra lines", start => 1, fsync => 0,
-#          streaming => 0 (a primary that standbys and base backups can use));
+#          streaming => 0 (a primary that standbys and base backups can use),
+#          install_path => undef (the PATH's server));
 # $ENV{HI_TAP_CONF} adds lines to every node's postgresql.conf, after conf
 sub new_node
 {
 	my ($name, %opts) = @_;
 	my $preload = exists $opts{preload} ? $opts{preload} : 1;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	# install_path: a server of another version (pg_upgrade's old cluster)
+	my $node = PostgreSQL::Test::Cluster->new($name,
+		$opts{install_path} ? (install_path => $opts{install_path}) : ());
 	$node->init(allows_streaming => $opts{streaming} ? 1 : 0,
 		has_archiving => $opts{archiving} ? 1 : 0);
 	my $conf = "max_connections = 30\n"
