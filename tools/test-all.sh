@@ -33,6 +33,7 @@
 #   HI_SUITES="regress isolation nouring pgtap clients tap"   which suites to run (default: all)
 #   HI_KEEP=1           keep the temp dir even when everything passed
 #   PROVE_TESTS="test/t/002_crash.pl"  run only some TAP tests
+#   HI_TAP_SKIP="002_crash 005_concurrency"  run every TAP test but these
 #   HI_PGTAP="test/pgtap/010_points.sql"  run only some pgTAP files
 #   HI_PORT=5496        port of the pg_regress/pgTAP cluster
 #   HI_PG=18            the same as --pg 18
@@ -364,6 +365,14 @@ if [[ " $SUITES " == *" tap "* ]]; then
 	fi
 	log "TAP tests (prove_installcheck)"
 	extra=()
+	# HI_TAP_SKIP="002_crash 050_standby": every TAP file but those
+	if [ -z "${PROVE_TESTS:-}" ] && [ -n "${HI_TAP_SKIP:-}" ]; then
+		PROVE_TESTS=$(cd "$WORK/src" && for f in test/t/*.pl; do
+			b=$(basename "$f" .pl)
+			[[ " $HI_TAP_SKIP " == *" $b "* ]] || echo "$f"
+		done | tr '\n' ' ')
+		log "TAP files left out: $HI_TAP_SKIP"
+	fi
 	[ -n "${PROVE_TESTS:-}" ] && extra+=("PROVE_TESTS=$PROVE_TESTS")
 	as_pg make installcheck REGRESS= ISOLATION= PROVE_FLAGS="--timer" "${extra[@]}" 2>&1 | tee "$WORK/tap.log"
 	rc=${PIPESTATUS[0]}

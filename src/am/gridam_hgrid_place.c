@@ -34,7 +34,7 @@ state_of(Grid *g)
 			}
 			PG_FINALLY();
 			{
-				LWLockRelease(&gs->buf_lock);
+				hi_lwlock_release_cleanup(&gs->buf_lock);
 			}
 			PG_END_TRY();
 		}

@@ -20,6 +20,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/buffile.h"
 #include "storage/lwlock.h"
@@ -277,6 +278,21 @@ extern void hi_shmem_request(void);
 extern bool hi_shmem_startup(void);
 extern dsa_area *hi_dsa(void);
 extern void hi_check_preloaded(void);
+
+/*
+ * LWLockRelease in a PG_CATCH or PG_FINALLY block of a lock taken before
+ * the error: errfinish() reset InterruptHoldoffCount to 0, and the
+ * release's RESUME_INTERRUPTS must not take it below (an assertion failure
+ * with assertions, interrupts held off for good without).  On the normal
+ * path of a PG_FINALLY the lock's own holdoff is still counted.
+ */
+static inline void
+hi_lwlock_release_cleanup(LWLock *lock)
+{
+	if (InterruptHoldoffCount == 0)
+		HOLD_INTERRUPTS();
+	LWLockRelease(lock);
+}
 
 /* ---- per-backend handle on an open index (core/hi_index.c) ---- */
 typedef int HiFrame;			/* a pinned page; -1 = none */

@@ -722,7 +722,7 @@ hi_index_checkpoint(HiIndex *idx)
 	}
 	PG_FINALLY();
 	{
-		LWLockRelease(&sh->ckpt_lock);
+		hi_lwlock_release_cleanup(&sh->ckpt_lock);
 	}
 	PG_END_TRY();
 	pg_atomic_fetch_add_u64(&sh->checkpoints, 1);

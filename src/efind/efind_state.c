@@ -290,7 +290,7 @@ ef_get(HiIndex *idx, Ef *ef)
 		}
 		PG_FINALLY();
 		{
-			LWLockRelease(&dir->lock);
+			hi_lwlock_release_cleanup(&dir->lock);
 		}
 		PG_END_TRY();
 		l->state = slot->state;

@@ -738,7 +738,7 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 		PG_CATCH();
 		{
 			forget_claims(g, b, which, frames, n);
-			LWLockRelease(&g->gs->buf_lock);
+			hi_lwlock_release_cleanup(&g->gs->buf_lock);
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
@@ -797,7 +797,7 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 					forget_frame(b, d, h, rd[i]);
 					untrack_pin(g, which, rd[i]);
 				}
-				LWLockRelease(&g->gs->buf_lock);
+				hi_lwlock_release_cleanup(&g->gs->buf_lock);
 				PG_RE_THROW();
 			}
 			PG_END_TRY();
@@ -987,7 +987,7 @@ gbuf_flush_all(Grid *g)
 		}
 		PG_FINALLY();
 		{
-			LWLockRelease(&g->gs->buf_lock);
+			hi_lwlock_release_cleanup(&g->gs->buf_lock);
 		}
 		PG_END_TRY();
 		pfree(frames);

@@ -403,7 +403,7 @@ grid_open(HiIndex *idx)
 	}
 	PG_FINALLY();
 	{
-		LWLockRelease(registry_lock);
+		hi_lwlock_release_cleanup(registry_lock);
 	}
 	PG_END_TRY();
 	return g;
@@ -442,7 +442,7 @@ grid_create(HiIndex *idx)
 	}
 	PG_FINALLY();
 	{
-		LWLockRelease(registry_lock);
+		hi_lwlock_release_cleanup(registry_lock);
 	}
 	PG_END_TRY();
 	return g;

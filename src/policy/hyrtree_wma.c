@@ -456,7 +456,7 @@ epoch_end(HiIndexShared *sh, int slotno)
 	}
 	PG_FINALLY();
 	{
-		LWLockRelease(&w->lock);
+		hi_lwlock_release_cleanup(&w->lock);
 	}
 	PG_END_TRY();
 }

@@ -192,7 +192,7 @@ hi_store_write(HiIndexShared *sh, char **pages, int n)
 	}
 	PG_FINALLY();
 	{
-		LWLockRelease(&sh->ckpt_lock);
+		hi_lwlock_release_cleanup(&sh->ckpt_lock);
 	}
 	PG_END_TRY();
 	pfree(reqs);
@@ -240,7 +240,7 @@ hi_store_write_start(HiStoreFlight *f, HiIndexShared *sh, char **pages, int n)
 	}
 	PG_CATCH();
 	{
-		LWLockRelease(&sh->ckpt_lock);
+		hi_lwlock_release_cleanup(&sh->ckpt_lock);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -272,7 +272,7 @@ hi_store_write_finish(HiStoreFlight *f)
 	}
 	PG_FINALLY();
 	{
-		LWLockRelease(&f->sh->ckpt_lock);
+		hi_lwlock_release_cleanup(&f->sh->ckpt_lock);
 	}
 	PG_END_TRY();
 	pfree(f->reqs);
@@ -369,7 +369,7 @@ hi_store_read(HiIndexShared *sh, const uint32 *pagenos, int n, char **bufs)
 	}
 	PG_FINALLY();
 	{
-		LWLockRelease(&sh->ckpt_lock);
+		hi_lwlock_release_cleanup(&sh->ckpt_lock);
 	}
 	PG_END_TRY();
 }

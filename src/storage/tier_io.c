@@ -32,26 +32,56 @@ static struct io_uring ring;
 static int	ring_depth = 0;		/* 0: no ring yet */
 static bool uring_refused = false;
 
+/*
+ * A ring is a file descriptor of this process: it is counted among the
+ * external descriptors PostgreSQL's fd.c allows beside its own
+ * (max_files_per_process), so that rings never starve it (18's own
+ * io_method = io_uring rings are made by the postmaster, apart from ours).
+ * Returns 0, or the errno why there is no ring.
+ */
+static int
+ring_open(struct io_uring *r, int depth)
+{
+	int			rc;
+
+	if (!AcquireExternalFD())
+		return EMFILE;
+	rc = io_uring_queue_init(depth, r, 0);
+	if (rc < 0)
+	{
+		ReleaseExternalFD();
+		return -rc;
+	}
+	return 0;
+}
+
+static void
+ring_close(struct io_uring *r)
+{
+	io_uring_queue_exit(r);
+	ReleaseExternalFD();
+}
+
 static bool
 ensure_ring(int depth)
 {
-	int			rc;
+	int			err;
 
 	if (uring_refused)
 		return false;
 	if (ring_depth >= depth)
 		return true;
 	if (ring_depth > 0)
-		io_uring_queue_exit(&ring);
+		ring_close(&ring);
 	ring_depth = 0;
-	rc = io_uring_queue_init(depth, &ring, 0);
-	if (rc < 0)
+	err = ring_open(&ring, depth);
+	if (err != 0)
 	{
 		uring_refused = true;
-		/* the server's log only: a parallel worker's would reach the client */
+		/* once per process; the server's log only (a parallel worker's would reach the client) */
 		ereport(LOG_SERVER_ONLY,
 				(errmsg("hybrid_index: io_uring unavailable (%s), falling back to synchronous I/O",
-						strerror(-rc))));
+						err == EMFILE ? "no file descriptor left within max_files_per_process" : strerror(err))));
 		return false;
 	}
 	ring_depth = depth;
@@ -337,7 +367,7 @@ round_uring(IoRun *runs, int n, bool write, const bool *mem_tier)
 	if (submit_err != 0)
 	{
 		/* unsubmitted entries must not go out with a later round */
-		io_uring_queue_exit(&ring);
+		ring_close(&ring);
 		ring_depth = 0;
 	}
 	if (f.req != NULL)
@@ -554,11 +584,23 @@ hi_io_write_start(HiIndexShared *sh, HiIoReq *reqs, int n)
 			return false;
 	if (flight_depth < depth)
 	{
+		static bool flight_logged = false;
+		int			err;
+
 		if (flight_depth > 0)
-			io_uring_queue_exit(&flight_ring);
+			ring_close(&flight_ring);
 		flight_depth = 0;
-		if (io_uring_queue_init(depth, &flight_ring, 0) < 0)
+		err = ring_open(&flight_ring, depth);
+		if (err != 0)
+		{
+			/* such writes are then waited for where they are submitted */
+			if (!flight_logged)
+				ereport(LOG_SERVER_ONLY,
+						(errmsg("hybrid_index: no io_uring ring for writes in flight (%s): bulk loads wait for each batch of writes",
+								err == EMFILE ? "no file descriptor left within max_files_per_process" : strerror(err))));
+			flight_logged = true;
 			return false;
+		}
 		flight_depth = depth;
 	}
 	if (!flight_callbacks)
@@ -583,7 +625,7 @@ hi_io_write_start(HiIndexShared *sh, HiIoReq *reqs, int n)
 			/* reap what went, drop what did not, and fail */
 			flight_pending = submitted;
 			flight_drain();
-			io_uring_queue_exit(&flight_ring);
+			ring_close(&flight_ring);
 			flight_depth = 0;
 			ereport(ERROR,
 					(errcode(ERRCODE_IO_ERROR),

@@ -118,7 +118,7 @@ move_pages(HiIndexShared *sh, const uint32 *pagenos, int n, int to_tier, bool co
 		PG_FINALLY();
 		{
 			if (!compact)
-				LWLockRelease(&sh->ckpt_lock);
+				hi_lwlock_release_cleanup(&sh->ckpt_lock);
 		}
 		PG_END_TRY();
 		if (done)
