@@ -19,7 +19,9 @@
  *	19: index_beginscan and table_beginscan_parallel take flags, the AM routine is kept by pointer (a
  *		static struct, no longer copied and freed), LWLockNewTrancheId(name)
  *		replaces LWLockRegisterTranche, ShmemInitHash takes one size, the
- *		planner hook gets the ExplainState.
+ *		planner hook gets the ExplainState, RequestAddinShmemSpace moved to
+ *		storage/shmem.h (both headers are included here), a hand-made
+ *		TupleDesc is finalized, C11 (our Makefile builds gnu11 throughout).
  */
 #ifndef HI_COMPAT_H
 #define HI_COMPAT_H
@@ -33,7 +35,9 @@
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
 #include "nodes/tidbitmap.h"
+#include "storage/ipc.h"
 #include "storage/proc.h"
+#include "storage/shmem.h"
 #include "utils/acl.h"
 #include "utils/hsearch.h"
 #include "utils/rel.h"

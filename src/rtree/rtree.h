@@ -238,43 +238,16 @@ rt_leaf_consistent(const RtQual *quals, int nquals, const HiBox *box)
 
 /*
  * Does an EMPTY entry (kept in the null list) satisfy every qual, as the
- * loaded PostGIS evaluates EMPTY (hi_empty_box)?  Never without quals.
+ * loaded PostGIS evaluates EMPTY (hi_empty_box)?  Never without quals;
+ * never where PostGIS gives EMPTY no box (3.3: EMPTY satisfies no box qual,
+ * and an EMPTY query makes no qual there).
  */
 static inline bool
 rt_empty_consistent(const RtQual *quals, int nquals)
 {
 	const HiBox *e = hi_empty_box();
-	int			i;
 
-	if (nquals == 0)
-		return false;
-	for (i = 0; i < nquals; i++)
-	{
-		const HiBox *q = &quals[i].box;
-		bool		ok;
-
-		switch (quals[i].strategy)
-		{
-			case RT_STRATEGY_OVERLAP:
-				ok = hi_box_overlaps(e, q);
-				break;
-			case RT_STRATEGY_SAME:
-				ok = hi_box_equals(e, q);
-				break;
-			case RT_STRATEGY_CONTAINS:
-				ok = hi_box_contains(e, q);
-				break;
-			case RT_STRATEGY_WITHIN:
-				ok = hi_box_within(e, q);
-				break;
-			default:
-				elog(ERROR, "unrecognized strategy number: %d", quals[i].strategy);
-				ok = false;
-		}
-		if (!ok)
-			return false;
-	}
-	return true;
+	return e != NULL && nquals > 0 && rt_leaf_consistent(quals, nquals, e);
 }
 
 /* rtree_split.c */

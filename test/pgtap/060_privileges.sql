@@ -9,6 +9,8 @@
 --                pg_stat_all_indexes and pg_relation_filepath)
 --   value        no relation involved: anyone
 --   handler      index_am_handler: not callable from SQL
+--   superuser    reads another cluster's files (hybrid_index_upgrade_files):
+--                superusers only (EXECUTE revoked from PUBLIC, and checked)
 --   bench        the benchmark's SQL functions: caller's rights (no SECURITY
 --                DEFINER, no SET clauses); its schema is not usable by
 --                PUBLIC, so a role without privileges is refused
@@ -27,7 +29,7 @@ BEGIN;
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS hybrid_index_bench;
 
-SELECT plan(195);
+SELECT plan(197);
 
 \o /dev/null
 -- what a role gets from a statement: 'ok' or 'SQLSTATE: message'
@@ -84,6 +86,7 @@ INSERT INTO fn VALUES
 	('hybrid_index_probe_knn(regclass,geometry,integer)', 'content',
 	 'SELECT hybrid_index_probe_knn(%L, ST_MakePoint(5, 5), 3)'),
 	('hybrid_index_key_box(geometry)', 'value', 'SELECT hybrid_index_key_box(''POINT(1 2)'')'),
+	('hybrid_index_upgrade_files(text,boolean)', 'superuser', 'SELECT hybrid_index_upgrade_files(''/nonexistent'')'),
 	('hi_intersects(geometry,geometry)', 'value', 'SELECT hi_intersects(''POINT(1 2)'', ''POINT(1 2)'')'),
 	('hi_dwithin(geometry,geometry,double precision)', 'value',
 	 'SELECT hi_dwithin(''POINT(1 2)'', ''POINT(1 3)'', 2)'),
@@ -238,6 +241,11 @@ SELECT is(pg_temp.as_role('hi_t060_reader', format(f.call, 't060.secret_idx')),
 		  CASE WHEN f.kind = 'maintenance' THEN '42501: must be owner of index secret_idx' ELSE 'ok' END,
 		  'pg_read_all_data: ' || f.sig || CASE WHEN f.kind = 'maintenance' THEN ' refused' ELSE ' works' END)
 FROM fn f WHERE f.kind IN ('content', 'maintenance', 'summary') ORDER BY f.sig;
+
+-- Superusers only: another cluster's data directory ------------------------------
+SELECT is(pg_temp.as_role(r, f.call), '42501: permission denied for function hybrid_index_upgrade_files',
+		  r || ': ' || f.sig || ' refused')
+FROM fn f, (VALUES ('hi_t060_other'), ('hi_t060_owner')) v(r) WHERE f.kind = 'superuser' ORDER BY r;
 
 -- The owner: everything on its index ----------------------------------------------
 SELECT is(pg_temp.as_role('hi_t060_owner', format(f.call, 't060.secret_idx')),

@@ -349,11 +349,24 @@ for my $path (qw(seq index))
 # kNN over a row PostGIS cannot measure: the same error by either path
 S(q{CREATE TABLE bad_inf AS SELECT * FROM bad WHERE tag IN ('background', 'infinite_envelope');
 	CREATE INDEX bad_inf_idx ON bad_inf USING hyrtree (geom) WITH (page_size = 2048)});
-for my $path (qw(seq index))
+# (PostGIS 3.3 cannot measure it, "unclosed ring"; 3.6 can: then both paths
+# give the same rows in the same order)
+my ($inf_ret, $inf_out) = $node->psql('postgres',
+	"SELECT hit.use_path('seq'); SELECT id FROM bad_inf ORDER BY geom <-> 'POINT(1 2)'::geometry, id");
+if ($inf_ret != 0)
 {
-	expect_error("kNN over an infinite envelope ($path scan)",
-		"SELECT hit.use_path('$path'); SELECT id FROM bad_inf ORDER BY geom <-> 'POINT(1 2)'::geometry",
-		'XX000', qr/unclosed ring/);
+	for my $path (qw(seq index))
+	{
+		expect_error("kNN over an infinite envelope ($path scan)",
+			"SELECT hit.use_path('$path'); SELECT id FROM bad_inf ORDER BY geom <-> 'POINT(1 2)'::geometry",
+			'XX000', qr/unclosed ring/);
+	}
+}
+else
+{
+	is(HiTest::knn_all_differential($node, 'postgres', 'bad_inf', 'bad_inf_idx', 1, 2), 'ok',
+		'kNN over an infinite envelope PostGIS can measure: index order = sorted seq scan');
+	server_ok('kNN over an infinite envelope');
 }
 
 # ---------------------------------------------------------------------------
@@ -379,7 +392,10 @@ for my $path (qw(index bitmap))
 	like($plan, qr/bad_knn_idx/, "the generic plan with a NULL parameter uses the index ($path)");
 	server_ok("NULL query ($path)");
 }
-my $empties = S("SELECT count(*) FROM bad_knn WHERE ST_IsEmpty(geom)");
+# what PostGIS says (3.6 also counts rows whose box is NaN as ~= EMPTY)
+my $empties = HiTest::try_psql($node, 'postgres',
+	"SELECT hit.use_path('seq'); SELECT count(*) FROM bad_knn WHERE geom ~= 'POINT EMPTY'::geometry");
+$empties =~ s/^\n//;
 is(HiTest::try_psql($node, 'postgres', qq{
 	SET plan_cache_mode = force_generic_plan; SELECT hit.use_path('index');
 	PREPARE fs(geometry) AS SELECT count(*) FROM bad_knn WHERE geom ~= \$1;

@@ -141,7 +141,10 @@ sub strip_attver
 sub upgrade
 {
 	my ($old, $tag, $mode) = @_;
-	my $new = HiTest::new_node("new_$tag", start => 0);
+	# 18's initdb turns data checksums on; pg_upgrade needs the old
+	# cluster's setting (off), as the DBA's initdb of the new cluster would
+	my $new = HiTest::new_node("new_$tag", start => 0,
+		initdb_extra => $new_major >= 18 ? ['--no-data-checksums'] : []);
 	my $cwd = PostgreSQL::Test::Utils::tempdir();
 	my @cmd = (
 		"$new_bin/pg_upgrade", '--no-sync',

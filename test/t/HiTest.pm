@@ -19,7 +19,8 @@ our $SRCDIR = realpath(dirname(__FILE__) . '/../..');
 
 # new_node(name, preload => 1, conf => "extra lines", start => 1, fsync => 0,
 #          streaming => 0 (a primary that standbys and base backups can use),
-#          install_path => undef (the PATH's server));
+#          install_path => undef (the PATH's server),
+#          initdb_extra => [initdb options]);
 # $ENV{HI_TAP_CONF} adds lines to every node's postgresql.conf, after conf
 sub new_node
 {
@@ -29,7 +30,8 @@ sub new_node
 	my $node = PostgreSQL::Test::Cluster->new($name,
 		$opts{install_path} ? (install_path => $opts{install_path}) : ());
 	$node->init(allows_streaming => $opts{streaming} ? 1 : 0,
-		has_archiving => $opts{archiving} ? 1 : 0);
+		has_archiving => $opts{archiving} ? 1 : 0,
+		$opts{initdb_extra} ? (extra => $opts{initdb_extra}) : ());
 	my $conf = "max_connections = 30\n"
 	  . "shared_buffers = 64MB\n"
 	  . "log_statement = none\n"
