@@ -68,8 +68,13 @@ am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys,
 	if (orderbys && scan->numberOfOrderBys > 0)
 		memmove(scan->orderByData, orderbys, scan->numberOfOrderBys * sizeof(ScanKeyData));
 	am_scan_reset(scan);
-	/* a new answer: from the index as it is loaded now */
-	*((AmScanBase *) scan->opaque)->idx = *hi_am_open(scan->indexRelation);
+	{
+		HiIndex    *idx = ((AmScanBase *) scan->opaque)->idx;
+
+		/* a new answer from a reloaded index: the copy follows it */
+		if (!idx->sh->loaded || idx->sh->generation != idx->generation || idx->sh->needs_reload)
+			*idx = *hi_am_open(scan->indexRelation);
+	}
 }
 
 void
