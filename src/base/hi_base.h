@@ -294,6 +294,19 @@ hi_lwlock_release_cleanup(LWLock *lock)
 	LWLockRelease(lock);
 }
 
+/*
+ * The end of a PG_CATCH block that handles an ERROR instead of re-throwing
+ * it while LWLocks taken before the PG_TRY are still held: errfinish() set
+ * InterruptHoldoffCount to 0, and each of those locks' releases will count
+ * it down once more; put back what it was before the PG_TRY.
+ */
+static inline void
+hi_error_handled(uint32 holdoff)
+{
+	FlushErrorState();
+	InterruptHoldoffCount = holdoff;
+}
+
 /* ---- per-backend handle on an open index (core/hi_index.c) ---- */
 typedef int HiFrame;			/* a pinned page; -1 = none */
 typedef struct HiPageSource HiPageSource;

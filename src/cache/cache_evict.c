@@ -337,6 +337,7 @@ static ErrorData *
 flush_victims(HiFrame *dirty, int ndirty)
 {
 	MemoryContext cxt = CurrentMemoryContext;
+	uint32		holdoff = InterruptHoldoffCount;
 	ErrorData  *full = NULL;
 	int			nextra = 0;
 	HiFrame    *all = collect_write_behind(dirty, ndirty, &nextra);
@@ -358,7 +359,7 @@ flush_victims(HiFrame *dirty, int ndirty)
 				cache_unpin(all[i]);
 			PG_RE_THROW();
 		}
-		FlushErrorState();
+		hi_error_handled(holdoff);
 		full = edata;
 	}
 	PG_END_TRY();

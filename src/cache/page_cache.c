@@ -594,6 +594,7 @@ hi_cache_put_clean(HiIndex *idx, const uint32 *pagenos, int n, char *const *page
 	for (off = 0; off < n; off += limit)
 	{
 		MemoryContext cxt = CurrentMemoryContext;
+		uint32		holdoff = InterruptHoldoffCount;
 		bool		full = false;
 
 		PG_TRY();
@@ -614,7 +615,7 @@ hi_cache_put_clean(HiIndex *idx, const uint32 *pagenos, int n, char *const *page
 			edata = CopyErrorData();
 			if (edata->sqlerrcode != ERRCODE_DISK_FULL)
 				PG_RE_THROW();
-			FlushErrorState();
+			hi_error_handled(holdoff);
 			FreeErrorData(edata);
 			full = true;
 		}

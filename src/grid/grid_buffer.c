@@ -457,6 +457,7 @@ static ErrorData *
 flush_cold_for_frame(Grid *g, GridBuf *b, GridBufDesc *d)
 {
 	MemoryContext cxt = CurrentMemoryContext;
+	uint32		holdoff = InterruptHoldoffCount;
 	ErrorData  *full = NULL;
 
 	if (!hi_replaying && LWLockHeldByMeInMode(&g->sh->tree_lock, LW_EXCLUSIVE))
@@ -476,7 +477,7 @@ flush_cold_for_frame(Grid *g, GridBuf *b, GridBufDesc *d)
 		edata = CopyErrorData();
 		if (edata->sqlerrcode != ERRCODE_DISK_FULL)
 			PG_RE_THROW();
-		FlushErrorState();
+		hi_error_handled(holdoff);
 		full = edata;
 	}
 	PG_END_TRY();
