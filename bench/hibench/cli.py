@@ -135,8 +135,18 @@ def check_machine():
 
 def install():
     log("building and installing the extension (make && make install)")
+    # objects built for another server version (pg_config on the PATH
+    # changed since the last build) are built again
+    version = subprocess.run(["pg_config", "--version"], capture_output=True, text=True).stdout.strip()
+    stamp = os.path.join(REPO, ".bench-pg-version")
+    old = open(stamp).read().strip() if os.path.exists(stamp) else None
+    if old != version:
+        subprocess.run("make -C %s clean" % REPO, shell=True, capture_output=True, text=True)
     p = subprocess.run("make -C %s -j2 && make -C %s install" % (REPO, REPO), shell=True,
                        capture_output=True, text=True)
+    if p.returncode == 0:
+        with open(stamp, "w") as f:
+            f.write(version + "\n")
     if p.returncode != 0:
         sys.exit("bench: build failed:\n" + (p.stdout + p.stderr)[-4000:])
 

@@ -192,6 +192,12 @@ typedef struct HiIndexShared
 {
 	/* identity, protected by the registry lock */
 	bool		in_use;
+	bool		evicting;		/* being written out to give the slot back
+								 * (core/hi_slots.c) */
+	pg_atomic_uint32 pins;		/* transactions using the index (taken with
+								 * the registry lock held) */
+	bool		referenced;		/* pinned since the clock last passed */
+	int			free_next;		/* next free slot, -1 = none (free list) */
 	bool		wal_logged;		/* a permanent relation: changes go to WAL */
 	uint32		generation;		/* bumped whenever the slot is (re)used */
 	Oid			dboid;
@@ -267,13 +273,17 @@ typedef struct HiSharedRoot
 	LWLock		registry_lock;
 	int			tranche_id;
 	int			max_indexes;
-	pg_atomic_uint32 clock_hand;
+	int			free_head;		/* first free slot, -1 = none */
+	int			clock_hand;		/* where the search for an idle slot goes on */
 	pg_atomic_uint32 sync_pid;	/* the log sync worker, 0 = not running */
 	HiIndexShared indexes[FLEXIBLE_ARRAY_MEMBER];
 } HiSharedRoot;
 
 extern HiSharedRoot *hi_shared;
 
+extern int	hi_registry_slots(void);
+extern int	hi_slot_hash_find(Oid dboid, Oid relnumber);
+extern void hi_slot_hash_set(Oid dboid, Oid relnumber, int slotno);
 extern void hi_shmem_request(void);
 extern bool hi_shmem_startup(void);
 extern dsa_area *hi_dsa(void);

@@ -10,7 +10,7 @@
 
 int			hi_cache_size_mb = 128;
 int			hi_max_page_size = HI_PAGE_SIZE_DEFAULT;
-int			hi_max_indexes = 256;
+int			hi_max_indexes = -1;
 int			hi_io_method = HI_IO_URING;
 int			hi_io_depth = 64;
 int			hi_insert_batch = 65536;
@@ -35,6 +35,17 @@ check_max_page_size(int *newval, void **extra, GucSource source)
 	if ((*newval & (*newval - 1)) != 0)
 	{
 		GUC_check_errdetail("hybrid_index.max_page_size must be a power of two.");
+		return false;
+	}
+	return true;
+}
+
+static bool
+check_max_indexes(int *newval, void **extra, GucSource source)
+{
+	if (*newval != -1 && *newval < 4)
+	{
+		GUC_check_errdetail("hybrid_index.max_indexes must be -1 (sized by the lock table) or at least 4.");
 		return false;
 	}
 	return true;
@@ -85,9 +96,9 @@ static const HiGucDef hi_gucs[] = {
 		"Indexes with smaller pages use part of a frame; budgets count their own page size.",
 		HI_GUC_INT, &hi_max_page_size, HI_PAGE_SIZE_DEFAULT, HI_PAGE_SIZE_MIN, HI_PAGE_SIZE_MAX, NULL, PGC_POSTMASTER, GUC_UNIT_BYTE, check_max_page_size},
 	{"hybrid_index.max_indexes",
-		"Number of hybrid_index indexes that can be open at once in the whole server.",
-		NULL,
-		HI_GUC_INT, &hi_max_indexes, 256, 4, 65536, NULL, PGC_POSTMASTER, 0},
+		"Number of hybrid_index indexes that can be in use at once in the whole server.",
+		"-1 (the default): as many as the lock table lets transactions lock at once, max_locks_per_transaction * (max_connections + background processes + max_prepared_transactions). An index nobody uses gives its room back.",
+		HI_GUC_INT, &hi_max_indexes, -1, -1, 1048576, NULL, PGC_POSTMASTER, 0, check_max_indexes},
 	{"hybrid_index.io_method",
 		"How index pages are read and written: io_uring batches or synchronous calls.",
 		"io_uring falls back to sync automatically where the kernel refuses it.",

@@ -1,13 +1,16 @@
 /*
  * hi_shmem.c
  *	  Shared memory of hybrid_index: the index registry (one slot of shared
- *	  state per open index), the page cache, and a DSA area for the
- *	  variable-sized page tables and slot maps.
+ *	  state per index in use, found through a hash table by relfilenode),
+ *	  the page cache, and a DSA area for the variable-sized page tables and
+ *	  slot maps.
  */
 #include "postgres.h"
 
+#include "access/twophase.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/lock.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
 #include "utils/dsa.h"
@@ -22,17 +25,49 @@ HiSharedRoot *hi_shared = NULL;
 static char *hi_dsa_place = NULL;
 static dsa_area *hi_dsa_area = NULL;
 
+/* the registry's hash table: relfilenode -> slot */
+typedef struct HiSlotKey
+{
+	Oid			dboid;
+	Oid			relnumber;
+} HiSlotKey;
+
+typedef struct HiSlotEntry
+{
+	HiSlotKey	key;
+	int			slotno;
+} HiSlotEntry;
+
+static HTAB *slot_hash = NULL;
+
+/*
+ * Slots in the registry.  By default as many as the lock table has
+ * entries: an index in use is locked, with its table, by the transaction
+ * using it (slots are pinned for a transaction, core/hi_slots.c), so no
+ * statement the lock table lets run finds every slot pinned.  Computed
+ * once MaxBackends is known (the shared memory request) and the same in
+ * every process.
+ */
+int
+hi_registry_slots(void)
+{
+	if (hi_max_indexes > 0)
+		return hi_max_indexes;
+	return Max(256, max_locks_per_xact * (MaxBackends + max_prepared_xacts));
+}
+
 static Size
 hi_root_size(void)
 {
 	return add_size(offsetof(HiSharedRoot, indexes),
-					mul_size(sizeof(HiIndexShared), hi_max_indexes));
+					mul_size(sizeof(HiIndexShared), hi_registry_slots()));
 }
 
 void
 hi_shmem_request(void)
 {
 	RequestAddinShmemSpace(hi_root_size());
+	RequestAddinShmemSpace(hash_estimate_size(hi_registry_slots(), sizeof(HiSlotEntry)));
 	RequestAddinShmemSpace(HI_DSA_INITIAL_SIZE);
 	/* the other layers request their own (hybrid_index.c) */
 	RequestNamedLWLockTranche("hybrid_index", 1);
@@ -48,7 +83,14 @@ hi_shmem_startup(void)
 {
 	bool		found;
 
+	int			nslots = hi_registry_slots();
+	HASHCTL		info;
+
 	hi_shared = ShmemInitStruct("hybrid_index root", hi_root_size(), &found);
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(HiSlotKey);
+	info.entrysize = sizeof(HiSlotEntry);
+	slot_hash = hi_shmem_init_hash("hybrid_index slots", nslots, &info, HASH_ELEM | HASH_BLOBS);
 	hi_dsa_place = ShmemInitStruct("hybrid_index dsa", HI_DSA_INITIAL_SIZE, &found);
 	if (!found)
 	{
@@ -56,11 +98,12 @@ hi_shmem_startup(void)
 
 		memset(hi_shared, 0, hi_root_size());
 		hi_shared->tranche_id = hi_lwlock_new_tranche("hybrid_index");
-		hi_shared->max_indexes = hi_max_indexes;
+		hi_shared->max_indexes = nslots;
 		LWLockInitialize(&hi_shared->registry_lock, hi_shared->tranche_id);
-		pg_atomic_init_u32(&hi_shared->clock_hand, 0);
+		hi_shared->clock_hand = 0;
+		hi_shared->free_head = 0;
 		pg_atomic_init_u32(&hi_shared->sync_pid, 0);
-		for (i = 0; i < hi_max_indexes; i++)
+		for (i = 0; i < nslots; i++)
 		{
 			HiIndexShared *sh = &hi_shared->indexes[i];
 			int			t;
@@ -72,6 +115,8 @@ hi_shmem_startup(void)
 			LWLockInitialize(&sh->load_lock, hi_shared->tranche_id);
 			LWLockInitialize(&sh->ckpt_lock, hi_shared->tranche_id);
 			pg_atomic_init_u32(&sh->nframes, 0);
+			pg_atomic_init_u32(&sh->pins, 0);
+			sh->free_next = i + 1 < nslots ? i + 1 : -1;
 			pg_atomic_init_u32(&sh->slot_reads, 0);
 			pg_atomic_init_u32(&sh->reload_requests, 0);
 			pg_atomic_init_u64(&sh->split_count, 0);
@@ -106,6 +151,35 @@ hi_shmem_startup(void)
 								   hi_shared->tranche_id, NULL);
 	}
 	return found;
+}
+
+/* The slot of a relfilenode, or -1 (registry_lock held) */
+int
+hi_slot_hash_find(Oid dboid, Oid relnumber)
+{
+	HiSlotKey	key = {dboid, relnumber};
+	HiSlotEntry *e = hash_search(slot_hash, &key, HASH_FIND, NULL);
+
+	return e ? e->slotno : -1;
+}
+
+/* Enter or remove a relfilenode's slot (registry_lock held exclusively) */
+void
+hi_slot_hash_set(Oid dboid, Oid relnumber, int slotno)
+{
+	HiSlotKey	key = {dboid, relnumber};
+
+	if (slotno < 0)
+		(void) hash_search(slot_hash, &key, HASH_REMOVE, NULL);
+	else
+	{
+		HiSlotEntry *e = hash_search(slot_hash, &key, HASH_ENTER_NULL, NULL);
+
+		/* sized for every slot: cannot be full while a slot is free */
+		if (e == NULL)
+			elog(ERROR, "hybrid_index: the registry's hash table is full");
+		e->slotno = slotno;
+	}
 }
 
 /*

@@ -84,7 +84,16 @@ typedef struct HiIndexOptions
 extern HiIndex *hi_index_open_for(Relation index, hi_log_apply_fn apply,
 								  const HiPageSource *pages);
 extern HiIndex *hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages);
+extern Oid	hi_index_optane_spc(Relation index, bool creating);
+extern bool hi_index_checkpoint_detached(HiIndexShared *sh);
+
+/* core/hi_slots.c: the registry, a cache of slots pinned by transactions */
+extern HiIndexShared *hi_slot_claim(Relation index);
 extern HiIndexShared *hi_slot_lookup(Oid dboid, Oid relnumber);
+extern void hi_slot_reset_state(HiIndexShared *sh);
+extern void hi_slot_pin(HiIndexShared *sh);
+extern bool hi_slot_pin_current(HiIndexShared *sh, uint32 generation);
+extern void hi_slots_unpin_all(void);
 extern void hi_slot_release(Oid dboid, Oid relnumber);
 extern void hi_lock_for_read(HiIndex *idx);
 extern void hi_lock_for_change(HiIndex *idx);

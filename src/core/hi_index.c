@@ -49,8 +49,8 @@ hi_index_options(Relation index)
 	return (HiIndexOptions *) index->rd_options;
 }
 
-static Oid
-optane_spc(Relation index, bool creating)
+Oid
+hi_index_optane_spc(Relation index, bool creating)
 {
 	HiIndexOptions *opts = hi_index_options(index);
 
@@ -80,124 +80,6 @@ optane_spc(Relation index, bool creating)
 	}
 	/* no fast tier named: its file lives beside the flash tier's */
 	return HI_REL_SPC(index);
-}
-
-/* The slot of a relfilenode, or NULL; caller holds registry_lock */
-static HiIndexShared *
-find_slot(Oid dboid, Oid relnumber)
-{
-	int			i;
-
-	for (i = 0; i < hi_shared->max_indexes; i++)
-	{
-		HiIndexShared *sh = &hi_shared->indexes[i];
-
-		if (sh->in_use && sh->dboid == dboid && sh->relnumber == relnumber)
-			return sh;
-	}
-	return NULL;
-}
-
-HiIndexShared *
-hi_slot_lookup(Oid dboid, Oid relnumber)
-{
-	HiIndexShared *sh;
-
-	LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
-	sh = find_slot(dboid, relnumber);
-	LWLockRelease(&hi_shared->registry_lock);
-	return sh;
-}
-
-static void
-reset_slot_state(HiIndexShared *sh)
-{
-	sh->loaded = false;
-	sh->loaded_in_recovery = false;
-	sh->needs_reload = false;
-	sh->reload_live = false;
-	sh->changing = 0;
-	sh->building = false;
-	sh->wal_pages = false;
-	sh->checkpoint_log_kb = 0;
-	memset(&sh->meta, 0, sizeof(sh->meta));
-	sh->log_base = sh->log_insert = sh->log_flushed = 0;
-	pg_atomic_write_u64(&sh->split_count, 0);
-	pg_atomic_write_u64(&sh->checkpoints, 0);
-	hi_stats_reset(sh);
-}
-
-/* Zero the I/O, cache and log counters (hybrid_index_reset_stats) */
-void
-hi_stats_reset(HiIndexShared *sh)
-{
-	int			t;
-
-	for (t = 0; t < HI_NUM_TIERS; t++)
-	{
-		HiTierCounters *c = &sh->tiers[t];
-
-		pg_atomic_write_u64(&c->reads, 0);
-		pg_atomic_write_u64(&c->writes, 0);
-		pg_atomic_write_u64(&c->read_batches, 0);
-		pg_atomic_write_u64(&c->write_batches, 0);
-		pg_atomic_write_u64(&c->bytes_read, 0);
-		pg_atomic_write_u64(&c->bytes_written, 0);
-		pg_atomic_write_u64(&c->io_time_us, 0);
-	}
-	pg_atomic_write_u64(&sh->cache_hits, 0);
-	pg_atomic_write_u64(&sh->cache_misses, 0);
-	pg_atomic_write_u64(&sh->log_bytes, 0);
-}
-
-/* Find or claim the slot of an index's current relfilenode */
-static HiIndexShared *
-claim_slot(Relation index)
-{
-	Oid			dboid = MyDatabaseId;
-	Oid			relnumber = HI_REL_NUMBER(index);
-	HiIndexShared *sh;
-	int			i;
-
-	LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
-	sh = find_slot(dboid, relnumber);
-	LWLockRelease(&hi_shared->registry_lock);
-	if (sh)
-		return sh;
-
-	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
-	sh = find_slot(dboid, relnumber);
-	if (sh == NULL)
-	{
-		for (i = 0; i < hi_shared->max_indexes; i++)
-			if (!hi_shared->indexes[i].in_use)
-			{
-				sh = &hi_shared->indexes[i];
-				break;
-			}
-		if (sh == NULL)
-		{
-			LWLockRelease(&hi_shared->registry_lock);
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
-					 errmsg("cannot open index \"%s\": all %d hybrid_index slots are in use",
-							RelationGetRelationName(index), hi_shared->max_indexes),
-					 errhint("Raise hybrid_index.max_indexes and restart the server.")));
-		}
-		reset_slot_state(sh);
-		sh->generation++;
-		sh->dboid = dboid;
-		sh->relnumber = relnumber;
-		sh->indexoid = RelationGetRelid(index);
-		sh->wal_logged = index->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
-		sh->spcoid[HI_TIER_FLASH] = HI_REL_SPC(index);
-		sh->spcoid[HI_TIER_OPTANE] = optane_spc(index, false);
-		sh->budget_frames = 0;
-		pg_atomic_write_u32(&sh->nframes, 0);
-		sh->in_use = true;
-	}
-	LWLockRelease(&hi_shared->registry_lock);
-	return sh;
 }
 
 static void
@@ -387,7 +269,8 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 
 	if (idx && idx->sh && idx->sh->in_use && idx->sh->generation == idx->generation &&
 		idx->sh->relnumber == HI_REL_NUMBER(index) &&
-		idx->sh->dboid == MyDatabaseId && idx->sh->loaded && !idx->sh->needs_reload)
+		idx->sh->dboid == MyDatabaseId && idx->sh->loaded && !idx->sh->needs_reload &&
+		hi_slot_pin_current(idx->sh, idx->generation))
 	{
 		idx->rel = index;
 		idx->pages = pages;
@@ -399,7 +282,7 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 			return idx;
 	}
 
-	sh = claim_slot(index);
+	sh = hi_slot_claim(index);
 	if (sh->needs_reload)
 		forget_failed_change(sh);
 	if (!sh->loaded)
@@ -521,7 +404,7 @@ hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages)
 
 	hi_check_preloaded();
 	hi_error_if_recovery(index);
-	fastspc = optane_spc(index, true);
+	fastspc = hi_index_optane_spc(index, true);
 	if (page_size > hi_max_page_size)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -529,7 +412,7 @@ hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages)
 						page_size, RelationGetRelationName(index), hi_max_page_size),
 				 errhint("Raise hybrid_index.max_page_size (requires a restart) or choose a smaller page_size.")));
 
-	sh = claim_slot(index);
+	sh = hi_slot_claim(index);
 	LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
 	/* the same relfilenode rebuilt (TRUNCATE in the creating transaction) */
 	hi_slot_forget(sh - hi_shared->indexes, sh->generation);
@@ -537,7 +420,7 @@ hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages)
 	sh->generation++;
 	LWLockRelease(&hi_shared->registry_lock);
 	hi_files_forget(sh);
-	reset_slot_state(sh);
+	hi_slot_reset_state(sh);
 	sh->spcoid[HI_TIER_OPTANE] = fastspc;
 	sh->indexoid = RelationGetRelid(index);
 	sh->wal_logged = index->rd_rel->relpersistence == RELPERSISTENCE_PERMANENT;
@@ -738,6 +621,29 @@ hi_index_checkpoint(HiIndex *idx)
  * parameters of the pages written here can differ).  An index that fails
  * is reported and left to replay its log at its next use.
  */
+/*
+ * Checkpoint an index through a handle without a relation (tree_lock held
+ * exclusively): the log sync worker's at shutdown, and a slot given back
+ * to make room (core/hi_slots.c).  False if its access method is unknown.
+ */
+bool
+hi_index_checkpoint_detached(HiIndexShared *sh)
+{
+	HiIndex		idx;
+	const HiAmOps *ops = hi_am_ops_by_kind(sh->meta.am);
+
+	if (ops == NULL)
+		return false;
+	memset(&idx, 0, sizeof(idx));
+	idx.sh = sh;
+	idx.slotno = sh - hi_shared->indexes;
+	idx.generation = sh->generation;
+	idx.page_size = sh->meta.page_size;
+	idx.pages = ops->source;
+	hi_index_checkpoint(&idx);
+	return true;
+}
+
 int
 hi_index_checkpoint_all(void)
 {
@@ -748,23 +654,16 @@ hi_index_checkpoint_all(void)
 	for (i = 0; i < hi_shared->max_indexes; i++)
 	{
 		HiIndexShared *sh = &hi_shared->indexes[i];
-		HiIndex		idx;
-		const HiAmOps *ops;
+		uint32		gen;
 
 		LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
-		if (!sh->in_use || !sh->loaded || sh->building || sh->loaded_in_recovery ||
-			hi_log_size(sh) == 0 ||
-			(ops = hi_am_ops_by_kind(sh->meta.am)) == NULL)
+		if (!sh->in_use || sh->evicting || !sh->loaded || sh->building ||
+			sh->loaded_in_recovery || hi_log_size(sh) == 0)
 		{
 			LWLockRelease(&hi_shared->registry_lock);
 			continue;
 		}
-		memset(&idx, 0, sizeof(idx));
-		idx.sh = sh;
-		idx.slotno = i;
-		idx.generation = sh->generation;
-		idx.page_size = sh->meta.page_size;
-		idx.pages = ops->source;
+		gen = sh->generation;
 		LWLockRelease(&hi_shared->registry_lock);
 
 		PG_TRY();
@@ -772,11 +671,8 @@ hi_index_checkpoint_all(void)
 			LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
 			/* still the same relfilenode, loaded (a drop waits for tree_lock) */
 			if (sh->in_use && sh->loaded && !sh->building &&
-				sh->generation == idx.generation)
-			{
-				hi_index_checkpoint(&idx);
+				sh->generation == gen && hi_index_checkpoint_detached(sh))
 				done++;
-			}
 			LWLockRelease(&sh->tree_lock);
 		}
 		PG_CATCH();
@@ -901,62 +797,3 @@ hi_change_failed(HiIndex *idx)
 					hi_index_name(idx))));
 }
 
-/*
- * WAL redo of an index checkpoint rewrites a copy's files (log/wal_redo.c)
- * in the startup process: nobody may load or read them meanwhile.  A hot
- * standby's loaded state is forgotten (its readers load the index again at
- * their next use, as after a RESTART record), and registry_lock held
- * shared keeps a slot from being claimed for the relfilenode meanwhile.
- * fn never raises an ERROR (redo must not).
- */
-void
-hi_copy_exclusive(Oid dboid, Oid relnumber, hi_copy_fn fn, void *arg)
-{
-	HiIndexShared *sh;
-
-	LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
-	sh = find_slot(dboid, relnumber);
-	if (sh)
-	{
-		LWLockAcquire(&sh->load_lock, LW_EXCLUSIVE);
-		LWLockAcquire(&sh->tree_lock, LW_EXCLUSIVE);
-		if (sh->loaded)
-			hi_index_unload(sh);
-	}
-	fn(arg);
-	if (sh)
-	{
-		LWLockRelease(&sh->tree_lock);
-		LWLockRelease(&sh->load_lock);
-	}
-	LWLockRelease(&hi_shared->registry_lock);
-}
-
-/* The relfilenode's files are gone (drop, replacement, aborted build) */
-void
-hi_slot_release(Oid dboid, Oid relnumber)
-{
-	HiIndexShared *sh;
-	uint32		gen;
-
-	if (hi_shared == NULL)
-		return;
-	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
-	sh = find_slot(dboid, relnumber);
-	if (sh == NULL)
-	{
-		LWLockRelease(&hi_shared->registry_lock);
-		return;
-	}
-	gen = sh->generation;
-	sh->loaded = false;
-	sh->generation++;			/* stale handles and frames stop matching */
-	LWLockRelease(&hi_shared->registry_lock);
-
-	hi_slot_forget(sh - hi_shared->indexes, gen);
-	hi_files_forget(sh);
-	LWLockAcquire(&hi_shared->registry_lock, LW_EXCLUSIVE);
-	hi_pt_free(sh);
-	sh->in_use = false;
-	LWLockRelease(&hi_shared->registry_lock);
-}

@@ -73,7 +73,7 @@ static struct
 static Size
 dir_size(void)
 {
-	return add_size(offsetof(EfindDir, slots), mul_size(sizeof(EfindSlot), hi_max_indexes));
+	return add_size(offsetof(EfindDir, slots), mul_size(sizeof(EfindSlot), hi_registry_slots()));
 }
 
 static void
@@ -108,7 +108,7 @@ ef_shmem_startup(void)
 		int			i;
 
 		dir->tranche_id = hi_lwlock_new_tranche("hybrid_index efind");
-		dir->nslots = hi_max_indexes;
+		dir->nslots = hi_registry_slots();
 		LWLockInitialize(&dir->lock, dir->tranche_id);
 		for (i = 0; i < dir->nslots; i++)
 		{

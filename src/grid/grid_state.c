@@ -77,7 +77,7 @@ static Size
 registry_size(void)
 {
 	return add_size(offsetof(GridRegistry, slots),
-					mul_size(sizeof(GridSlot), hi_max_indexes));
+					mul_size(sizeof(GridSlot), hi_registry_slots()));
 }
 
 static void
@@ -101,7 +101,7 @@ grid_shmem_startup(void)
 	if (!found)
 	{
 		memset(registry, 0, registry_size());
-		registry->nslots = hi_max_indexes;
+		registry->nslots = hi_registry_slots();
 	}
 	registry_lock = &(GetNamedLWLockTranche("hybrid_index_grid"))->lock;
 	LWLockRelease(AddinShmemInitLock);

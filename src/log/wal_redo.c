@@ -16,6 +16,7 @@
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "common/file_perm.h"
+#include "lib/ilist.h"
 #include "miscadmin.h"
 #include "port/pg_crc32c.h"
 #include "storage/fd.h"
@@ -56,7 +57,18 @@ typedef struct CopyState
 	bool		pend_known;		/* pend_end read from the file */
 	bool		pend_unsynced;	/* parked since the last fsync */
 	off_t		pend_end;		/* its valid entries end here */
+	bool		in_lru;			/* fd or pfd open: in open_copies */
+	dlist_node	lru;
 } CopyState;
+
+/*
+ * Copies with a descriptor open, most recently used first.  Replay of
+ * thousands of indexes keeps within a bounded number of descriptors
+ * (copy_make_room): the least recently used copy's are made durable and
+ * closed, and opened again when a record needs them.
+ */
+static dlist_head open_copies = DLIST_STATIC_INIT(open_copies);
+static int	nopen_copy_fds = 0;
 
 /*
  * The pending file (hyb_<flash>_<relfilenode>.pending): pages PAGES records
@@ -127,6 +139,7 @@ copy_state(const xl_hi_ident *id)
 		c->confirmed = 0;
 		c->fd = -1;
 		c->pfd = -1;
+		c->in_lru = false;
 		c->pend_known = false;
 		c->pend_unsynced = false;
 		c->pend_end = 0;
@@ -150,13 +163,67 @@ static void
 copy_close(CopyState *c)
 {
 	if (c->fd >= 0)
+	{
 		close(c->fd);
+		ReleaseExternalFD();
+		nopen_copy_fds--;
+	}
 	c->fd = -1;
 	if (c->pfd >= 0)
+	{
 		close(c->pfd);
+		ReleaseExternalFD();
+		nopen_copy_fds--;
+	}
 	c->pfd = -1;
 	c->pend_known = false;
 	c->pend_unsynced = false;
+	if (c->in_lru)
+		dlist_delete(&c->lru);
+	c->in_lru = false;
+}
+
+static void sync_copy(CopyState *c);
+static void sync_pending(CopyState *c);
+
+/*
+ * Before c opens one more descriptor: close those of the least recently
+ * used other copies, durable first (what they appended since their last
+ * fsync is synced now rather than at the next restartpoint).  A third of
+ * the descriptors PostgreSQL leaves this process, as for other external
+ * ones (fd.c), and room for apply_pending's tier files.
+ */
+static void
+copy_make_room(CopyState *c)
+{
+	int			budget = Max(4, max_safe_fds / 3 - 8);
+
+	while (nopen_copy_fds >= budget && !dlist_is_empty(&open_copies))
+	{
+		CopyState  *victim = dlist_tail_element(CopyState, lru, &open_copies);
+
+		if (victim == c)
+			break;
+		sync_copy(victim);
+		sync_pending(victim);
+		copy_close(victim);
+	}
+	if (c->in_lru)
+		dlist_delete(&c->lru);
+	dlist_push_head(&open_copies, &c->lru);
+	c->in_lru = true;
+}
+
+/* A long-lived descriptor of c (its log or pending file) was opened */
+static int
+copy_opened(int fd)
+{
+	if (fd >= 0)
+	{
+		ReserveExternalFD();
+		nopen_copy_fds++;
+	}
+	return fd;
 }
 
 /* One of a copy's files, opened (made if missing) for writing; -1 and a WARNING if impossible */
@@ -179,7 +246,10 @@ static int
 copy_log_fd(CopyState *c)
 {
 	if (c->fd < 0)
-		c->fd = open_copy_file(c, c->key.spcoid, "log");
+	{
+		copy_make_room(c);
+		c->fd = copy_opened(open_copy_file(c, c->key.spcoid, "log"));
+	}
 	return c->fd;
 }
 
@@ -214,14 +284,9 @@ request_reload(const CopyState *c)
 	if (hi_shared == NULL)
 		return;
 	LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
-	for (i = 0; i < hi_shared->max_indexes; i++)
-	{
-		HiIndexShared *sh = &hi_shared->indexes[i];
-
-		if (sh->in_use && sh->dboid == c->key.dboid &&
-			sh->relnumber == c->key.relnumber)
-			pg_atomic_fetch_add_u32(&sh->reload_requests, 1);
-	}
+	i = hi_slot_hash_find(c->key.dboid, c->key.relnumber);
+	if (i >= 0)
+		pg_atomic_fetch_add_u32(&hi_shared->indexes[i].reload_requests, 1);
 	LWLockRelease(&hi_shared->registry_lock);
 }
 
@@ -463,7 +528,8 @@ pending_fd(CopyState *c)
 {
 	if (c->pfd < 0)
 	{
-		c->pfd = open_copy_file(c, c->key.spcoid, "pending");
+		copy_make_room(c);
+		c->pfd = copy_opened(open_copy_file(c, c->key.spcoid, "pending"));
 		c->pend_known = false;
 	}
 	if (c->pfd >= 0 && !c->pend_known)

@@ -123,7 +123,7 @@ hi_wma_shmem_size(void)
 {
 	RequestNamedLWLockTranche("hybrid_index_nst", NST_PARTITIONS);
 	return add_size(hash_estimate_size(score_table_entries, sizeof(NstEntry)),
-					mul_size(sizeof(WmaSlot), hi_max_indexes));
+					mul_size(sizeof(WmaSlot), hi_registry_slots()));
 }
 
 void
@@ -140,14 +140,14 @@ hi_wma_shmem_init(void)
 							 &info, HASH_ELEM | HASH_BLOBS | HASH_PARTITION);
 	nst_locks = GetNamedLWLockTranche("hybrid_index_nst");
 
-	wma_slots = ShmemInitStruct("hybrid_index placement", sizeof(WmaSlot) * hi_max_indexes,
+	wma_slots = ShmemInitStruct("hybrid_index placement", sizeof(WmaSlot) * hi_registry_slots(),
 								&found);
 	if (!found)
 	{
 		int			i;
 
-		memset(wma_slots, 0, sizeof(WmaSlot) * hi_max_indexes);
-		for (i = 0; i < hi_max_indexes; i++)
+		memset(wma_slots, 0, sizeof(WmaSlot) * hi_registry_slots());
+		for (i = 0; i < hi_registry_slots(); i++)
 		{
 			WmaSlot    *w = &wma_slots[i];
 

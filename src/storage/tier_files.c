@@ -38,6 +38,7 @@
 #include "common/file_perm.h"
 #include "commands/tablespace.h"
 #include "common/relpath.h"
+#include "lib/ilist.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
 #include "utils/memutils.h"
@@ -52,12 +53,26 @@
 #define HI_FD_KINDS 3			/* flash, optane, log */
 #define HI_FD_LOG	2
 
+/*
+ * A backend's descriptors of one slot's files.  The slots holding any are
+ * in an LRU list, and their number is bounded (make_room): a backend that
+ * touches thousands of indexes keeps within its share of
+ * max_files_per_process, and PostgreSQL's own files keep theirs (every
+ * descriptor here is counted with ReserveExternalFD).  Descriptors of the
+ * slot being opened are never the ones closed, and every I/O batch is of
+ * one index (hi_io_batch), so a closed number is never in a request.
+ */
 typedef struct HiLocalFds
 {
 	uint32		generation;
 	int			fd[HI_FD_KINDS];
 	bool		in_memory[HI_FD_KINDS]; /* file lives on tmpfs/ramfs */
+	bool		in_lru;
+	dlist_node	lru;			/* most recently used at the head */
 } HiLocalFds;
+
+static dlist_head fds_lru = DLIST_STATIC_INIT(fds_lru);
+static int	nopen_fds = 0;
 
 
 /* told before a relfilenode's files are unlinked (hi_files_set_release_hook) */
@@ -181,6 +196,65 @@ hi_file_truncate(HiIndexShared *sh, int tier, uint32 nslots)
 		watch.truncated(watch.arg, tier, (uint64) len);
 }
 
+static void
+close_local(HiLocalFds *l, int k)
+{
+	if (l->fd[k] < 0)
+		return;
+	close(l->fd[k]);
+	ReleaseExternalFD();
+	nopen_fds--;
+	l->fd[k] = -1;
+}
+
+static void
+close_all_local(HiLocalFds *l)
+{
+	int			k;
+
+	for (k = 0; k < HI_FD_KINDS; k++)
+		close_local(l, k);
+	if (l->in_lru)
+		dlist_delete(&l->lru);
+	l->in_lru = false;
+}
+
+/*
+ * The most descriptors a backend keeps open: a third of what PostgreSQL
+ * lets it open beyond its own needs, as for other external descriptors
+ * (fd.c), and at least those of two indexes.
+ */
+static int
+fds_budget(void)
+{
+	return Max(2 * HI_FD_KINDS, max_safe_fds / 3 - 8);
+}
+
+/* Before opening one more descriptor for l: close those of the LRU slots */
+static void
+make_room(HiLocalFds *l)
+{
+	while (nopen_fds >= fds_budget() && !dlist_is_empty(&fds_lru))
+	{
+		HiLocalFds *victim = dlist_tail_element(HiLocalFds, lru, &fds_lru);
+
+		if (victim == l)
+			break;
+		close_all_local(victim);
+	}
+}
+
+/* A descriptor opened for l */
+static void
+count_opened(HiLocalFds *l)
+{
+	ReserveExternalFD();
+	nopen_fds++;
+	if (!l->in_lru)
+		dlist_push_head(&fds_lru, &l->lru);
+	l->in_lru = true;
+}
+
 static HiLocalFds *
 local_fds_for(HiIndexShared *sh)
 {
@@ -191,10 +265,11 @@ local_fds_for(HiIndexShared *sh)
 	if (local_fds == NULL)
 	{
 		local_fds = MemoryContextAlloc(TopMemoryContext,
-									   sizeof(HiLocalFds) * hi_max_indexes);
-		for (slotno = 0; slotno < hi_max_indexes; slotno++)
+									   sizeof(HiLocalFds) * hi_shared->max_indexes);
+		for (slotno = 0; slotno < hi_shared->max_indexes; slotno++)
 		{
 			local_fds[slotno].generation = 0;
+			local_fds[slotno].in_lru = false;
 			for (k = 0; k < HI_FD_KINDS; k++)
 				local_fds[slotno].fd[k] = -1;
 		}
@@ -204,13 +279,13 @@ local_fds_for(HiIndexShared *sh)
 	if (l->generation != sh->generation)
 	{
 		/* the slot was reused for another relfilenode: close stale fds */
-		for (k = 0; k < HI_FD_KINDS; k++)
-		{
-			if (l->fd[k] >= 0)
-				close(l->fd[k]);
-			l->fd[k] = -1;
-		}
+		close_all_local(l);
 		l->generation = sh->generation;
+	}
+	else if (l->in_lru && dlist_head_node(&fds_lru) != &l->lru)
+	{
+		dlist_delete(&l->lru);
+		dlist_push_head(&fds_lru, &l->lru);
 	}
 	return l;
 }
@@ -248,6 +323,7 @@ hi_file_open(HiIndexShared *sh, int tier, bool create)
 	if (!create && l->fd[tier] >= 0)
 		return l->fd[tier];
 
+	make_room(l);
 	path = hi_slot_path(sh, tier);
 	flags = O_RDWR | PG_BINARY | (create ? O_CREAT | O_TRUNC : 0);
 	fd = open(path, flags | (hi_direct_io ? O_DIRECT : 0), pg_file_create_mode);
@@ -263,9 +339,9 @@ hi_file_open(HiIndexShared *sh, int tier, bool create)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not open index file \"%s\": %m", path)));
-	if (l->fd[tier] >= 0)
-		close(l->fd[tier]);
+	close_local(l, tier);
 	l->fd[tier] = fd;
+	count_opened(l);
 	l->in_memory[tier] = fd_in_memory(fd);
 	pfree(path);
 	return fd;
@@ -292,13 +368,16 @@ hi_log_fd(HiIndexShared *sh)
 	{
 		char	   *path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
 										sh->spcoid[HI_TIER_FLASH], sh->relnumber, "log");
-		int			fd = open(path, O_RDWR | O_CREAT | PG_BINARY, pg_file_create_mode);
+		int			fd;
 
+		make_room(l);
+		fd = open(path, O_RDWR | O_CREAT | PG_BINARY, pg_file_create_mode);
 		if (fd < 0)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not open index log \"%s\": %m", path)));
 		l->fd[HI_FD_LOG] = fd;
+		count_opened(l);
 		pfree(path);
 	}
 	return l->fd[HI_FD_LOG];
@@ -496,19 +575,7 @@ hi_files_create(HiIndexShared *sh)
 void
 hi_files_forget(HiIndexShared *sh)
 {
-	(void) local_fds_for(sh);
-	if (local_fds)
-	{
-		HiLocalFds *l = &local_fds[sh - hi_shared->indexes];
-		int			k;
-
-		for (k = 0; k < HI_FD_KINDS; k++)
-		{
-			if (l->fd[k] >= 0)
-				close(l->fd[k]);
-			l->fd[k] = -1;
-		}
-	}
+	close_all_local(local_fds_for(sh));
 }
 
 typedef void (*hi_dir_fn) (const char *dir, Oid spcoid, void *arg);

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# many_partitions.sh — a table of many partitions indexed on the parent,
+# our access methods next to GiST in the same run on the same data
+# (issue 41).
+#
+#   bench/many_partitions.sh [partitions] [points] [reps]
+#                                 (defaults 1000, 1000000, 3; as root)
+#
+# For each access method a table of `partitions` range partitions holding
+# the same uniform points, and, each the median of `reps` runs:
+#   build        CREATE INDEX on the parent (one index per partition)
+#   window warm  a window query over all partitions (about 0.1 % of the
+#                rows), the indexes loaded
+#   knn warm     a 10-NN over all partitions (a Merge Append of index scans)
+#   window first the same window, first statement after a server restart
+#   knn first    the 10-NN, first statement after a restart
+#   drop         DROP TABLE of the parent with its partitions and indexes
+# and once: the shared memory of hybrid_index (pg_shmem_allocations) and
+# the file descriptors a backend holds after querying every partition
+# (/proc).  Prints a Markdown table; ratios are ours ÷ GiST's medians.
+# max_locks_per_transaction is raised for every access method alike
+# (a statement over N partitions locks 2N relations).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+NPART=${1:-1000}
+NPTS=${2:-1000000}
+REPS=${3:-3}
+DATA=/tmp/hi_bench_parts
+PORT=${PORT:-56441}
+. bench/lib.sh
+
+locks=$(((NPART * 3) / 100 + 64))
+bench_cluster "max_locks_per_transaction = $locks
+shared_buffers = 256MB
+hybrid_index.cache_size = 256MB
+max_parallel_workers_per_gather = 0
+jit = off"
+
+ms() {
+	# the server-side time of a statement, in ms (psql's \timing)
+	psql -XAtq -v ON_ERROR_STOP=1 -c '\timing on' -c "$1" | sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p' | tail -1
+}
+
+make_table() {
+	local t=$1
+	q "DROP TABLE IF EXISTS $t"
+	q "CREATE TABLE $t (id bigint, geom geometry) PARTITION BY RANGE (id)"
+	q "DO \$\$ BEGIN FOR k IN 0 .. $NPART - 1 LOOP
+	     EXECUTE format('CREATE TABLE ${t}_%s PARTITION OF $t FOR VALUES FROM (%s) TO (%s)', k, k::bigint * $NPTS / $NPART, (k + 1)::bigint * $NPTS / $NPART);
+	   END LOOP; END \$\$"
+	q "INSERT INTO $t SELECT id, geom FROM pts"
+	q "VACUUM ANALYZE $t"
+}
+
+q "SELECT setseed(0.5); CREATE TABLE pts AS SELECT i::bigint AS id, ST_MakePoint(random() * 1000, random() * 1000) AS geom FROM generate_series(0, $NPTS - 1) i"
+WIN="SELECT count(*) FROM t WHERE geom && ST_MakeEnvelope(500, 500, 531.6, 531.6)"
+KNN="SELECT id FROM t ORDER BY geom <-> ST_MakePoint(250, 750) LIMIT 10"
+
+declare -A R
+AMS="gist hyrtree efind lbgrid hgrid"
+for am in $AMS; do
+	build=() drop=() ww=() kw=() wf=() kf=()
+	for rep in $(seq 1 "$REPS"); do
+		make_table t
+		build+=("$(ms "CREATE INDEX t_geom_idx ON t USING $am (geom)")")
+		q "ANALYZE t"
+		for i in 1 2; do q "$WIN" >/dev/null; q "$KNN" >/dev/null; done
+		ww+=("$(ms "$WIN")")
+		kw+=("$(ms "$KNN")")
+		bench_server stop; bench_server start
+		wf+=("$(ms "$WIN")")
+		bench_server stop; bench_server start
+		kf+=("$(ms "$KNN")")
+		if [ "$rep" = 1 ] && [ "$am" != gist ]; then
+			# descriptors of a backend that queried every partition
+			R[$am,fds]=$(psql -XAtq -c "$WIN" -c "$KNN" \
+				-c "SELECT count(*) FROM pg_ls_dir('/proc/' || pg_backend_pid() || '/fd') f")
+			R[$am,shm]=$(q "SELECT pg_size_pretty(sum(allocated_size)) FROM pg_shmem_allocations WHERE name LIKE 'hybrid_index%'")
+		fi
+		drop+=("$(ms "DROP TABLE t")")
+	done
+	R[$am,build]=$(printf '%s\n' "${build[@]}" | median)
+	R[$am,ww]=$(printf '%s\n' "${ww[@]}" | median)
+	R[$am,kw]=$(printf '%s\n' "${kw[@]}" | median)
+	R[$am,wf]=$(printf '%s\n' "${wf[@]}" | median)
+	R[$am,kf]=$(printf '%s\n' "${kf[@]}" | median)
+	R[$am,drop]=$(printf '%s\n' "${drop[@]}" | median)
+	echo "many_partitions: $am done" >&2
+done
+slots=$(q "SELECT setting FROM pg_settings WHERE name = 'max_locks_per_transaction'")
+
+echo "$NPART partitions, $NPTS points, medians of $REPS runs (ms); ratio = ours ÷ GiST"
+echo
+echo "| workload | GiST ms | hyrtree | efind | lbgrid | hgrid |"
+echo "|---|---:|---:|---:|---:|---:|"
+for w in build:"CREATE INDEX on the parent" ww:"window, warm" kw:"10-NN, warm" \
+	wf:"window, first after a restart" kf:"10-NN, first after a restart" drop:"DROP TABLE"; do
+	k=${w%%:*}
+	line="| ${w#*:} | ${R[gist,$k]} |"
+	for am in hyrtree efind lbgrid hgrid; do
+		line="$line ${R[$am,$k]} ($(r2 "${R[$am,$k]}" "${R[gist,$k]}")×) |"
+	done
+	echo "$line"
+done
+echo
+echo "| | hyrtree | efind | lbgrid | hgrid |"
+echo "|---|---:|---:|---:|---:|"
+echo "| descriptors of a backend after querying all partitions | ${R[hyrtree,fds]} | ${R[efind,fds]} | ${R[lbgrid,fds]} | ${R[hgrid,fds]} |"
+echo "| hybrid_index shared memory (max_locks_per_transaction = $slots) | ${R[hyrtree,shm]} | ${R[efind,shm]} | ${R[lbgrid,shm]} | ${R[hgrid,shm]} |"
