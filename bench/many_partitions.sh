@@ -74,8 +74,7 @@ for am in $AMS; do
 		if [ "$rep" = 1 ] && [ "$am" != gist ]; then
 			# descriptors of a backend that queried every partition
 			R[$am,fds]=$(psql -XAtq -c "$WIN" -c "$KNN" \
-				-c "SELECT count(*) FROM pg_ls_dir('/proc/' || pg_backend_pid() || '/fd') f")
-			R[$am,shm]=$(q "SELECT pg_size_pretty(sum(allocated_size)) FROM pg_shmem_allocations WHERE name LIKE 'hybrid_index%'")
+				-c "SELECT count(*) FROM pg_ls_dir('/proc/' || pg_backend_pid() || '/fd') f" | tail -1)
 		fi
 		drop+=("$(ms "DROP TABLE t")")
 	done
@@ -87,7 +86,12 @@ for am in $AMS; do
 	R[$am,drop]=$(printf '%s\n' "${drop[@]}" | median)
 	echo "many_partitions: $am done" >&2
 done
-slots=$(q "SELECT setting FROM pg_settings WHERE name = 'max_locks_per_transaction'")
+# the registry (slots and what each layer keeps per slot) against the rest
+# (page cache, DSA's first segment, spill and score tables): fixed sizes,
+# nothing per idle index
+reg=$(q "SELECT sum(allocated_size) FROM pg_shmem_allocations WHERE name IN ('hybrid_index root', 'hybrid_index slots', 'hybrid_index efind', 'hybrid_index grid registry', 'hybrid_index placement')")
+rest=$(q "SELECT sum(allocated_size) FROM pg_shmem_allocations WHERE name LIKE 'hybrid_index%' AND name NOT IN ('hybrid_index root', 'hybrid_index slots', 'hybrid_index efind', 'hybrid_index grid registry', 'hybrid_index placement')")
+mb() { awk -v b="$1" 'BEGIN {printf "%.1f MB", b / 1048576}'; }
 
 echo "$NPART partitions, $NPTS points, medians of $REPS runs (ms); ratio = ours ÷ GiST"
 echo
@@ -106,4 +110,9 @@ echo
 echo "| | hyrtree | efind | lbgrid | hgrid |"
 echo "|---|---:|---:|---:|---:|"
 echo "| descriptors of a backend after querying all partitions | ${R[hyrtree,fds]} | ${R[efind,fds]} | ${R[lbgrid,fds]} | ${R[hgrid,fds]} |"
-echo "| hybrid_index shared memory (max_locks_per_transaction = $slots) | ${R[hyrtree,shm]} | ${R[efind,shm]} | ${R[lbgrid,shm]} | ${R[hgrid,shm]} |"
+echo
+echo "Shared memory of hybrid_index (pg_shmem_allocations), fixed at start, whatever the number of"
+echo "indexes: the registry of slots (max_locks_per_transaction = $locks; the slots, their hash"
+echo "table and what the other layers keep per slot) $(mb "$reg"); everything else (the page cache"
+echo "of 256 MB, the DSA area's first segment, spill and score tables) $(mb "$rest"). An idle index"
+echo "holds no shared memory beyond its slot while loaded, none once its slot is given back."

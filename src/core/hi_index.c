@@ -446,7 +446,8 @@ hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages)
 	idx->pages = pages;
 	hi_files_create(sh);
 	hi_files_schedule_old_removal(RelationGetRelid(index), sh->spcoid[HI_TIER_FLASH],
-								  sh->relnumber);
+								  sh->relnumber,
+								  index->rd_createSubid != InvalidSubTransactionId);
 	return idx;
 }
 

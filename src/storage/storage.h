@@ -74,7 +74,7 @@ extern bool hi_slot_files_exist(HiIndexShared *sh);
 extern void hi_files_create(HiIndexShared *sh);
 extern void hi_files_forget(HiIndexShared *sh);
 extern void hi_files_schedule_old_removal(Oid indexoid, Oid keep_flashspc,
-										  Oid keep_relnumber);
+										  Oid keep_relnumber, bool new_index);
 extern void hi_files_schedule_drop(Oid indexoid);
 extern void hi_files_mark_stale(Oid dboid, Oid flashspc, Oid relnumber, const char *why);
 extern char *hi_files_stale(HiIndexShared *sh);

@@ -617,36 +617,65 @@ typedef struct UnlinkArg
 	Oid			relnumber;
 } UnlinkArg;
 
+/*
+ * Every name a file of a set can have: the tier files, the log, the map
+ * and its temporary (hi_durable_write_file), the pending pages a copy's
+ * WAL replay parks, the stale marker.  Unlinked by name, so that removing
+ * one set costs the same however many files the directory holds.
+ */
+static const char *const set_suffixes[] = {
+	"flash", "optane", "log", "map", "map.tmp", "pending", "stale", "stale.tmp"
+};
+
+/*
+ * Directories whose removals still need an fsync: the end of a transaction
+ * that drops many indexes (a partitioned table's) syncs each directory
+ * once, after all its removals, rather than once per index.
+ */
+static bool defer_dir_sync = false;
+static List *dirs_to_sync = NIL;
+
+static void
+sync_dir_of_removal(const char *dir)
+{
+	ListCell   *lc;
+	MemoryContext old;
+
+	if (!defer_dir_sync)
+	{
+		fsync_fname_ext(dir, true, true, LOG);
+		return;
+	}
+	foreach(lc, dirs_to_sync)
+		if (strcmp((char *) lfirst(lc), dir) == 0)
+			return;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	dirs_to_sync = lappend(dirs_to_sync, pstrdup(dir));
+	MemoryContextSwitchTo(old);
+}
+
 static void
 unlink_set_in_dir(const char *dir, Oid spcoid, void *arg)
 {
 	UnlinkArg  *ua = (UnlinkArg *) arg;
-	char		prefix[64];
-	DIR		   *d;
-	struct dirent *de;
 	bool		removed = false;
+	int			i;
 
-	snprintf(prefix, sizeof(prefix), "hyb_%u_%u.", ua->flashspc, ua->relnumber);
-	d = AllocateDir(dir);
-	if (d == NULL)
-		return;
-	while ((de = ReadDirExtended(d, dir, LOG)) != NULL)
+	for (i = 0; i < lengthof(set_suffixes); i++)
 	{
-		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
-		{
-			char	   *path = psprintf("%s/%s", dir, de->d_name);
+		char	   *path = psprintf("%s/hyb_%u_%u.%s", dir, ua->flashspc, ua->relnumber,
+									set_suffixes[i]);
 
-			if (unlink(path) != 0 && errno != ENOENT)
-				ereport(WARNING,
-						(errcode_for_file_access(),
-						 errmsg("could not remove index file \"%s\": %m", path)));
+		if (unlink(path) == 0)
 			removed = true;
-			pfree(path);
-		}
+		else if (errno != ENOENT)
+			ereport(WARNING,
+					(errcode_for_file_access(),
+					 errmsg("could not remove index file \"%s\": %m", path)));
+		pfree(path);
 	}
-	FreeDir(d);
 	if (removed)
-		fsync_fname_ext(dir, true, true, LOG);
+		sync_dir_of_removal(dir);
 }
 
 /* Unlink a relfilenode's files in every tablespace (also in WAL redo) */
@@ -794,11 +823,21 @@ schedule_replaced_sets(Oid indexoid, Oid keep_flashspc, Oid keep_relnumber)
  * only if no relation uses their relfilenode any more.
  */
 void
-hi_files_schedule_old_removal(Oid indexoid, Oid keep_flashspc, Oid keep_relnumber)
+hi_files_schedule_old_removal(Oid indexoid, Oid keep_flashspc, Oid keep_relnumber,
+							  bool new_index)
 {
 	OldSetArg	oa;
 
 	schedule_replaced_sets(indexoid, keep_flashspc, keep_relnumber);
+
+	/*
+	 * An index created by this transaction has a new OID: no set can be
+	 * recorded as its own, and reading every map file of the database for
+	 * each of a partitioned table's thousand new indexes would make their
+	 * creation quadratic.
+	 */
+	if (new_index)
+		return;
 	oa.indexoid = indexoid;
 	oa.keep_flashspc = keep_flashspc;
 	oa.keep_relnumber = keep_relnumber;
@@ -820,6 +859,7 @@ hi_files_at_xact_end(bool commit)
 	pending_ops = NULL;
 	/* a build that failed stopped in the middle of its watch */
 	watched = NULL;
+	defer_dir_sync = true;
 	while (op)
 	{
 		HiPendingOp *next = op->next;
@@ -838,6 +878,15 @@ hi_files_at_xact_end(bool commit)
 		}
 		pfree(op);
 		op = next;
+	}
+	defer_dir_sync = false;
+	while (dirs_to_sync != NIL)
+	{
+		char	   *dir = (char *) linitial(dirs_to_sync);
+
+		dirs_to_sync = list_delete_first(dirs_to_sync);
+		fsync_fname_ext(dir, true, true, LOG);
+		pfree(dir);
 	}
 }
 

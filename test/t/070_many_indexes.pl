@@ -37,19 +37,30 @@ my $node = HiTest::new_node('many', streaming => 1,
 $node->safe_psql('postgres', 'CREATE DATABASE db2');
 HiTest::setup_db($node, 'db2');
 
+# A table of n range partitions (ids k * 1000 ... k * 1000 + 999 in the k-th),
+# $ROWS random points in each
+sub partitioned_table
+{
+	my ($db, $tbl, $n, $seed) = @_;
+	$node->safe_psql($db, qq{
+		SELECT setseed($seed);
+		CREATE TABLE $tbl (id bigint, geom geometry) PARTITION BY RANGE (id);
+		DO \$\$
+		BEGIN
+			FOR k IN 0 .. $n - 1 LOOP
+				EXECUTE format('CREATE TABLE ${tbl}_%s PARTITION OF $tbl FOR VALUES FROM (%s) TO (%s)',
+							   k, k * 1000, (k + 1) * 1000);
+			END LOOP;
+		END \$\$;
+		INSERT INTO $tbl SELECT k * 1000 + j, ST_MakePoint(random() * 1000, random() * 1000)
+		  FROM generate_series(0, $n - 1) k, generate_series(0, $ROWS - 1) j;
+	});
+	return;
+}
+
 # database 1: an index per partition, the access methods in turn
+partitioned_table('postgres', 'p', $NPART1, 0.41);
 $node->safe_psql('postgres', qq{
-	SELECT setseed(0.41);
-	CREATE TABLE p (id bigint, geom geometry) PARTITION BY RANGE (id);
-	DO \$\$
-	BEGIN
-		FOR k IN 0 .. $NPART1 - 1 LOOP
-			EXECUTE format('CREATE TABLE p_%s PARTITION OF p FOR VALUES FROM (%s) TO (%s)',
-						   k, k * 1000, (k + 1) * 1000);
-		END LOOP;
-	END \$\$;
-	INSERT INTO p SELECT k * 1000 + j, ST_MakePoint(random() * 1000, random() * 1000)
-	  FROM generate_series(0, $NPART1 - 1) k, generate_series(0, $ROWS - 1) j;
 	INSERT INTO p SELECT k * 1000 + 999, CASE WHEN k % 2 = 0 THEN NULL ELSE 'POINT EMPTY'::geometry END
 	  FROM generate_series(0, $NPART1 - 1, 7) k;
 });
@@ -72,18 +83,8 @@ is($node->safe_psql('postgres', q{
 	'efind=250,hgrid=250,hyrtree=250,lbgrid=250', 'db1: 1,000 partition indexes, every access method');
 
 # database 2: CREATE INDEX on the partitioned parent
+partitioned_table('db2', 'q', $NPART2, 0.42);
 $node->safe_psql('db2', qq{
-	SELECT setseed(0.42);
-	CREATE TABLE q (id bigint, geom geometry) PARTITION BY RANGE (id);
-	DO \$\$
-	BEGIN
-		FOR k IN 0 .. $NPART2 - 1 LOOP
-			EXECUTE format('CREATE TABLE q_%s PARTITION OF q FOR VALUES FROM (%s) TO (%s)',
-						   k, k * 1000, (k + 1) * 1000);
-		END LOOP;
-	END \$\$;
-	INSERT INTO q SELECT k * 1000 + j, ST_MakePoint(random() * 1000, random() * 1000)
-	  FROM generate_series(0, $NPART2 - 1) k, generate_series(0, $ROWS - 1) j;
 	INSERT INTO q VALUES (999, NULL), (1999, 'POINT EMPTY');
 	CREATE INDEX q_geom_idx ON q USING hyrtree (geom);
 });
