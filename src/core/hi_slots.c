@@ -108,15 +108,17 @@ hi_slots_unpin_all(void)
 
 /*
  * A slot being given back: wait until it is gone (its writer holds
- * load_lock while it writes it out).
+ * load_lock while it writes it out).  Not interruptible where the caller
+ * must not fail (a drop's removal of files after the commit record).
  */
 static void
-wait_for_eviction(HiIndexShared *sh)
+wait_for_eviction(HiIndexShared *sh, bool interruptible)
 {
 	LWLockAcquire(&sh->load_lock, LW_SHARED);
 	LWLockRelease(&sh->load_lock);
 	pg_usleep(100L);
-	CHECK_FOR_INTERRUPTS();
+	if (interruptible)
+		CHECK_FOR_INTERRUPTS();
 }
 
 /*
@@ -137,7 +139,7 @@ hi_slot_lookup(Oid dboid, Oid relnumber)
 		LWLockRelease(&hi_shared->registry_lock);
 		if (sh == NULL || !sh->evicting)
 			return sh;
-		wait_for_eviction(sh);
+		wait_for_eviction(sh, true);
 	}
 }
 
@@ -265,7 +267,10 @@ evict_slot(HiIndexShared *sh)
 	}
 	PG_CATCH();
 	{
-		/* not with load_lock held: WAL replay takes them the other way */
+		/*
+		 * Both released before registry_lock is taken: WAL replay takes
+		 * registry_lock first, then load_lock (hi_copy_exclusive)
+		 */
 		if (LWLockHeldByMe(&sh->tree_lock))
 			hi_lwlock_release_cleanup(&sh->tree_lock);
 		if (LWLockHeldByMe(&sh->load_lock))
@@ -410,9 +415,7 @@ hi_slot_release(Oid dboid, Oid relnumber)
 		if (!sh->evicting)
 			break;
 		LWLockRelease(&hi_shared->registry_lock);
-		LWLockAcquire(&sh->load_lock, LW_SHARED);
-		LWLockRelease(&sh->load_lock);
-		pg_usleep(100L);
+		wait_for_eviction(sh, false);
 	}
 	gen = sh->generation;
 	sh->loaded = false;
