@@ -165,7 +165,7 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	{
 		ops->load(idx, bs.spool, arg);
 		idx->sh->building = false;
-		hi_index_checkpoint(idx);
+		hi_index_checkpoint_built(idx);
 	}
 	PG_CATCH();
 	{

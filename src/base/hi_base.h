@@ -259,6 +259,15 @@ typedef struct HiIndexShared
 	uint64		log_insert;		/* protected by log_lock */
 	uint64		log_flushed;	/* protected by flush_lock */
 	uint64		log_base;		/* LSN at file offset 0 */
+	uint64		confirm_redo;	/* WAL's redo pointer when WAL last said
+								 * where this log ends (log/redo_log.c,
+								 * append_records); 0 = not since the load
+								 * (protected by log_lock) */
+	uint64		synced_upto;	/* the log's end at its last SYNCED record
+								 * (protected by log_lock) */
+	bool		log_fresh;		/* the log file was created empty by this
+								 * build and nothing was appended since
+								 * (protected by log_lock) */
 
 	HiTierCounters tiers[HI_NUM_TIERS];
 	pg_atomic_uint64 cache_hits;

@@ -125,6 +125,7 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 	HiIndex    *idx;
 	bool		standby = RecoveryInProgress();
 	bool		live;
+	bool		empty;
 
 	/* WAL replayed here said its files lack committed changes */
 	if (stale)
@@ -195,6 +196,7 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 		(void) unlink(pending);
 		pfree(pending);
 	}
+	empty = sh->log_insert == sh->log_base;
 	if (replayed > 0)
 	{
 		ereport(LOG,
@@ -203,12 +205,28 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 						RelationGetRelationName(index))));
 		hi_index_checkpoint(idx);
 	}
+	if (empty)
+	{
+		/*
+		 * Nothing beyond the map's checkpoint (a clean shutdown, a slot
+		 * given back): the files are the whole state, as they are on every
+		 * copy, and no log holds records WAL could have lost.  Nothing is
+		 * logged; the first append confirms where the log ends
+		 * (append_records), so loading 1,000 partitions costs no WAL flush.
+		 */
+		sh->confirm_redo = 0;
+		sh->synced_upto = sh->log_insert;
+		return idx;
+	}
 
 	/*
-	 * Copies of the log (standbys) continue where this one does; durable at
-	 * once, so that crash recovery always meets a record of a loaded index
-	 * after its redo pointer (hi_wal.c)
+	 * The log held records (a crash): copies of the log (standbys)
+	 * continue where this one does, cut what it lost and load again;
+	 * durable at once, so that crash recovery always meets a record of the
+	 * loaded index after its redo pointer (hi_wal.c)
 	 */
+	sh->confirm_redo = GetRedoRecPtr();
+	sh->synced_upto = sh->log_insert;
 	hi_wal_log_restart(sh, sh->log_insert, true);
 	return idx;
 }
@@ -227,6 +245,8 @@ hi_index_unload(HiIndexShared *sh)
 	sh->loaded_in_recovery = false;
 	memset(&sh->meta, 0, sizeof(sh->meta));
 	sh->log_base = sh->log_insert = sh->log_flushed = 0;
+	sh->confirm_redo = sh->synced_upto = 0;
+	sh->log_fresh = false;
 	pg_atomic_fetch_add_u64(&sh->split_count, 1);
 }
 
@@ -318,6 +338,37 @@ hi_index_open_for(Relation index, hi_log_apply_fn apply, const HiPageSource *pag
 }
 
 /*
+ * The first use after promotion of an index a hot standby's readers had
+ * loaded, and no replay since asked them to load it again (caller holds
+ * load_lock and tree_lock exclusively).  Its loaded state is the files WAL
+ * replay wrote plus every log record its readers applied, the primary's
+ * live state as WAL carried it: this server takes it over as it is,
+ * instead of loading the files again and replaying the whole log since
+ * the last index checkpoint (a stall of seconds after many inserts, paid
+ * once per index by the first query on the new primary).  What replay
+ * appended since the readers' last scan is applied first.  Entries of
+ * transactions the promotion cut off stay, as the old primary's aborted
+ * ones do, until VACUUM removes them; a later crash replays the log with
+ * the judgement of a primary.  Nothing is logged: every record of the log
+ * is in WAL already (recovery's end cut what was not), and the first
+ * append confirms where the log ends (log/redo_log.c).
+ */
+static void
+take_over_after_promotion(HiIndex *idx, hi_log_apply_fn apply)
+{
+	HiIndexShared *sh = idx->sh;
+	uint64		applied;
+
+	applied = hi_log_follow(idx, apply);
+	hi_log_take_over(sh);
+	sh->loaded_in_recovery = false;
+	sh->wal_pages = true;		/* page writes go to WAL from here on */
+	ereport(DEBUG1,
+			(errmsg_internal("hybrid_index: index \"%s\" taken over after promotion, %llu log records applied",
+							 hi_index_name(idx), (unsigned long long) applied)));
+}
+
+/*
  * An index loaded during recovery (a hot standby), opened again: apply what
  * WAL replay appended to its log since; load it again after replay cut the
  * log (the primary restarted) or rebuilt its files; and after promotion
@@ -328,6 +379,7 @@ hi_index_follow(HiIndex *idx, hi_log_apply_fn apply)
 {
 	HiIndexShared *sh = idx->sh;
 	volatile bool reload;
+	bool		take_over;
 
 	if (RecoveryInProgress() &&
 		pg_atomic_read_u32(&sh->reload_requests) == sh->reload_seen)
@@ -361,9 +413,13 @@ hi_index_follow(HiIndex *idx, hi_log_apply_fn apply)
 	reload = sh->loaded && sh->loaded_in_recovery &&
 		(!RecoveryInProgress() ||
 		 pg_atomic_read_u32(&sh->reload_requests) != sh->reload_seen);
+	take_over = reload && !RecoveryInProgress() && !sh->needs_reload &&
+		pg_atomic_read_u32(&sh->reload_requests) == sh->reload_seen;
 	PG_TRY();
 	{
-		if (reload)
+		if (take_over)
+			take_over_after_promotion(idx, apply);
+		else if (reload)
 		{
 			Relation	index = idx->rel;
 			const HiPageSource *pages = idx->pages;
@@ -562,14 +618,18 @@ write_checkpoint(HiIndex *idx)
  * Checkpoint: make the index's current state its on-disk base and empty
  * its log.  Caller holds tree_lock exclusively.
  */
-void
-hi_index_checkpoint(HiIndex *idx)
+static void
+checkpoint(HiIndex *idx, bool built)
 {
 	HiIndexShared *sh = idx->sh;
 	int			t;
 
-	/* heap tuples our entries point at must be durable before our pages */
-	if (!RecoveryInProgress())
+	/*
+	 * Heap tuples our entries point at must be durable before our pages.
+	 * Not for the end of a build: its relfilenode exists only once its
+	 * transaction commits, and the commit flushes WAL.
+	 */
+	if (!RecoveryInProgress() && !built)
 		flush_all_wal();
 
 	idx->pages->flush_all(idx);
@@ -610,6 +670,19 @@ hi_index_checkpoint(HiIndex *idx)
 	}
 	PG_END_TRY();
 	pg_atomic_fetch_add_u64(&sh->checkpoints, 1);
+}
+
+void
+hi_index_checkpoint(HiIndex *idx)
+{
+	checkpoint(idx, false);
+}
+
+/* The checkpoint that ends ambuild (tree_lock held exclusively) */
+void
+hi_index_checkpoint_built(HiIndex *idx)
+{
+	checkpoint(idx, true);
 }
 
 /*

@@ -106,16 +106,19 @@ hi_wal_log_durable(HiIndexShared *sh, uint64 upto)
 	(void) insert_record(sh, XLOG_HI_DURABLE, &xl, sizeof(xl));
 }
 
-/* One redo log record; the caller holds log_lock (WAL order = log order) */
-void
+/*
+ * One redo log record; the caller holds log_lock (WAL order = log order).
+ * Returns the end of the WAL record (0 when the index is not WAL-logged).
+ */
+uint64
 hi_wal_log_record(HiIndexShared *sh, const HiLogRecord *rec)
 {
 	xl_hi_log	xl;
 
 	if (!hi_wal_logged(sh))
-		return;
+		return 0;
 	xl.rec = *rec;
-	(void) insert_record(sh, XLOG_HI_LOG, &xl, sizeof(xl));
+	return insert_record(sh, XLOG_HI_LOG, &xl, sizeof(xl));
 }
 
 void

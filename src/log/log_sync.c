@@ -103,7 +103,7 @@ hi_log_sync_active(void)
  * meanwhile) is reported and skipped.
  */
 static void
-sync_all(bool log_synced)
+sync_all(bool log_synced, XLogRecPtr redo)
 {
 	int			i;
 	MemoryContext cxt = CurrentMemoryContext;
@@ -116,9 +116,17 @@ sync_all(bool log_synced)
 		LWLockAcquire(&hi_shared->registry_lock, LW_SHARED);
 		PG_TRY();
 		{
-			if (sh->in_use && sh->loaded)
+			/*
+			 * A slot a hot standby loaded and nobody used since promotion
+			 * follows a log that WAL replay wrote and made durable at the
+			 * end of recovery: it is not this server's until its next use
+			 * takes it over (core/hi_index.c).  A SYNCED record of the
+			 * position its readers reached would tell crash recovery to
+			 * cut off the records beyond, which are committed.
+			 */
+			if (sh->in_use && sh->loaded && !sh->loaded_in_recovery)
 			{
-				hi_log_sync(sh, log_synced);
+				hi_log_sync(sh, log_synced, redo);
 				/* what the size functions report follows the files */
 				hi_files_report_size(sh, false);
 			}
@@ -162,7 +170,7 @@ hi_log_sync_main(Datum arg)
 	(void) pg_atomic_exchange_u32(&hi_shared->sync_pid, (uint32) MyProcPid);
 	/* what committers did not fsync before the flag was up */
 	synced = GetRedoRecPtr();
-	sync_all(false);
+	sync_all(false, synced);
 
 	while (!ShutdownRequestPending)
 	{
@@ -170,7 +178,7 @@ hi_log_sync_main(Datum arg)
 
 		if (redo != synced)
 		{
-			sync_all(true);
+			sync_all(true, redo);
 			synced = redo;
 		}
 		/* release a checkpoint waiting for us: see the header comment */
@@ -209,6 +217,6 @@ hi_log_sync_main(Datum arg)
 			ereport(LOG,
 					(errmsg("hybrid_index: checkpointed %d indexes for shutdown", n)));
 	}
-	sync_all(false);
+	sync_all(false, GetRedoRecPtr());
 	proc_exit(0);
 }

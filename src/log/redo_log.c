@@ -36,6 +36,7 @@
 
 #include "base/hi_base.h"
 #include "log/redo_log.h"
+#include "log/wal_records.h"
 #include "storage/storage.h"
 
 /* indexes this transaction logged changes to, and up to where */
@@ -100,15 +101,35 @@ append_records(HiIndexShared *sh, HiLogRecord *recs, int n, const char *name)
 	uint64		end;
 	ssize_t		w;
 	int			i;
+	XLogRecPtr	redo;
+	uint64		walend = 0;
 
 	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
 	start = sh->log_insert;
+	sh->log_fresh = false;
+	redo = hi_wal_logged(sh) ? GetRedoRecPtr() : InvalidXLogRecPtr;
 	for (i = 0; i < n; i++)
 	{
 		recs[i].lsn = start + sizeof(HiLogRecord) * i;
 		recs[i].crc = rec_crc(&recs[i]);
 		/* WAL first (in log order), so that the log never has what WAL lacks */
-		hi_wal_log_record(sh, &recs[i]);
+		walend = hi_wal_log_record(sh, &recs[i]);
+	}
+
+	/*
+	 * The first append since WAL's redo pointer moved, when nothing in WAL
+	 * after that pointer says yet where this log ends (no SYNCED record of
+	 * the log sync worker, no earlier append, no RESTART): its records are
+	 * made durable in WAL before the log file gets them.  Crash recovery
+	 * then meets them and cuts off what the file holds beyond what WAL
+	 * holds (hi_wal.c), records whose transactions never committed and
+	 * whose xids may be handed out again.  One WAL flush per index and
+	 * checkpoint cycle, paid by a writer; loading an index writes nothing.
+	 */
+	if (walend != 0 && sh->confirm_redo != redo)
+	{
+		XLogFlush(walend);
+		sh->confirm_redo = redo;
 	}
 	pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_WRITE);
 	w = pwrite(fd, recs, len, (off_t) (start - sh->log_base));
@@ -247,16 +268,31 @@ hi_log_flush_inserted(HiIndexShared *sh)
  * with log_synced, WAL says up to where (recovery trusts the log that far).
  */
 void
-hi_log_sync(HiIndexShared *sh, bool log_synced)
+hi_log_sync(HiIndexShared *sh, bool log_synced, uint64 redo)
 {
 	uint64		upto;
+	bool		changed;
 
 	LWLockAcquire(&sh->log_lock, LW_SHARED);
 	upto = sh->log_insert;
+	changed = upto != sh->synced_upto;
 	LWLockRelease(&sh->log_lock);
 	hi_log_flush(sh, upto);
-	if (log_synced)
+
+	/*
+	 * A log that did not change since its last SYNCED record needs none:
+	 * it holds nothing WAL could have lost, and its next append confirms
+	 * its end itself (append_records).  So a checkpoint logs one record
+	 * per index written to, not one per index loaded.
+	 */
+	if (log_synced && changed)
+	{
 		hi_wal_log_synced(sh, upto);
+		LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
+		sh->synced_upto = upto;
+		sh->confirm_redo = Max(sh->confirm_redo, redo);
+		LWLockRelease(&sh->log_lock);
+	}
 }
 
 uint64
@@ -284,6 +320,14 @@ hi_log_reset(HiIndexShared *sh, uint64 base)
 	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
 	Assert(sh->log_insert >= base && base >= sh->log_base);
 	tail = (Size) (sh->log_insert - base);
+	if (sh->log_fresh && sh->log_insert == sh->log_base)
+	{
+		/* a build's new, empty log: nothing to cut, nothing to sync */
+		sh->log_base = sh->log_insert = sh->log_flushed = base;
+		LWLockRelease(&sh->log_lock);
+		LWLockRelease(&sh->flush_lock);
+		return;
+	}
 	if (tail > 0)
 	{
 		buf = palloc(tail);
@@ -511,6 +555,35 @@ hi_log_follow(HiIndex *idx, hi_log_apply_fn apply)
 	}
 	pfree(buf);
 	return applied;
+}
+
+/*
+ * A promoted server takes over the log its hot standby's readers followed
+ * (caller holds tree_lock exclusively, the readers having applied it up to
+ * log_insert): what lies beyond (a record WAL replay was writing when
+ * recovery ended) goes, so that appends continue right after the last
+ * record applied, and nothing in WAL after the redo pointer says yet where
+ * the log ends.
+ */
+void
+hi_log_take_over(HiIndexShared *sh)
+{
+	int			fd = hi_log_fd(sh);
+	struct stat st;
+
+	if (fstat(fd, &st) != 0 ||
+		((uint64) st.st_size > sh->log_insert - sh->log_base &&
+		 (ftruncate(fd, (off_t) (sh->log_insert - sh->log_base)) != 0 ||
+		  pg_fdatasync(fd) != 0)))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not truncate the redo log of index %u: %m",
+						sh->indexoid)));
+	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
+	sh->log_flushed = sh->log_insert;
+	sh->confirm_redo = 0;
+	sh->synced_upto = sh->log_insert;
+	LWLockRelease(&sh->log_lock);
 }
 
 /*

@@ -53,7 +53,7 @@ extern uint64 hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber,
 
 extern void hi_wal_init(void);
 extern void hi_wal_log_durable(HiIndexShared *sh, uint64 upto);
-extern void hi_wal_log_record(HiIndexShared *sh, const HiLogRecord *rec);
+extern uint64 hi_wal_log_record(HiIndexShared *sh, const HiLogRecord *rec);
 extern void hi_wal_log_restart(HiIndexShared *sh, uint64 position, bool flush);
 extern void hi_wal_log_synced(HiIndexShared *sh, uint64 position);
 
@@ -93,7 +93,8 @@ extern void hi_wal_log_drop(Oid dboid, Oid flashspc, Oid relnumber);
 extern uint64 hi_log_replay(HiIndex *idx, hi_log_apply_fn apply, bool live);
 extern bool hi_log_has_more(HiIndexShared *sh);
 extern uint64 hi_log_follow(HiIndex *idx, hi_log_apply_fn apply);
-extern void hi_log_sync(HiIndexShared *sh, bool log_synced);
+extern void hi_log_take_over(HiIndexShared *sh);
+extern void hi_log_sync(HiIndexShared *sh, bool log_synced, uint64 redo);
 
 /*
  * log/log_sync.c: the background worker that makes every index's log

@@ -95,6 +95,9 @@ typedef struct PendingEntry
 /* relfilenodes seen by this replay; nobody else changes their files */
 static HTAB *copies = NULL;
 
+/* some copy has writes not yet fsynced (sync_all_copies) */
+static bool copies_unsynced = false;
+
 static void sync_all_copies(void);
 
 /* core's exclusive access to a relfilenode's files (hi_copy_exclusive) */
@@ -413,6 +416,7 @@ redo_log(XLogReaderState *record, const xl_hi_log *xl)
 	}
 	c->end += sizeof(HiLogRecord);
 	c->unsynced = true;
+	copies_unsynced = true;
 	confirm(c, c->end);
 	/* a committed transaction's records are durable here before its commit is */
 	if (xl->rec.type == HI_LOG_COMMIT)
@@ -469,6 +473,7 @@ redo_restart(XLogReaderState *record, const xl_hi_restart *xl)
 	}
 	c->end = xl->position;
 	c->unsynced = true;
+	copies_unsynced = true;
 	c->confirmed = c->end;
 }
 
@@ -594,6 +599,7 @@ redo_pages(XLogReaderState *record, const xl_hi_pages *xl, const char *data)
 		c->pend_end += len;
 	}
 	c->pend_unsynced = true;
+	copies_unsynced = true;
 	pfree(buf);
 }
 
@@ -768,15 +774,20 @@ redo_map(XLogReaderState *record, const xl_hi_map *xl, const char *image)
 		apply_map(&m);
 }
 
-/* A checkpoint begins on the primary: what redo wrote becomes durable */
+/*
+ * A checkpoint begins on the primary: what redo wrote becomes durable.
+ * Once per checkpoint in effect: a SYNCED record per index written to
+ * comes in a burst, and only the first finds anything unsynced.
+ */
 static void
 sync_all_copies(void)
 {
 	HASH_SEQ_STATUS st;
 	CopyState  *c;
 
-	if (copies == NULL)
+	if (copies == NULL || !copies_unsynced)
 		return;
+	copies_unsynced = false;
 	hash_seq_init(&st, copies);
 	while ((c = hash_seq_search(&st)) != NULL)
 	{
@@ -969,6 +980,7 @@ hi_wal_cleanup(void)
 								c->key.relnumber)));
 				c->end = c->confirmed;
 				c->unsynced = true;
+				copies_unsynced = true;
 				request_reload(c);
 			}
 		}

@@ -329,7 +329,9 @@ for my $e (@ams)
 $s2->stop;
 
 # ---- a server that replays our records without the library stops, saying so ----
-my $s3 = copy_of('standby3', 'b1', has_streaming => 1);
+# (from the archive: the backup's own WAL need not hold a record of ours, a
+# checkpoint logs none for an index whose log did not change)
+my $s3 = copy_of('standby3', 'b1', has_restoring => 1);
 $s3->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
 $s3->start(fail_ok => 1);
 $s3->_update_pid(0);

@@ -153,6 +153,41 @@ is(scans_in_plan($node, 'postgres', 'p', 'index', 1), $NPART1, 'db1: the 10-NN s
 is(scans_in_plan($node, 'db2', 'q', 'bitmap', 0), $NPART2, 'db2: the window query scans 300 indexes');
 differential($node, 'built');
 
+# What counts or lists per index, on a parent index of 1,000 partitions,
+# every access method; then DROP TABLE leaves no file behind
+for my $am ('hyrtree', 'efind', 'lbgrid', 'hgrid')
+{
+	my $files_before = scalar(HiTest::hyb_files($node->data_dir));
+	partitioned_table('postgres', 'r', $NPART1, 0.44);
+	$node->safe_psql('postgres', "INSERT INTO r VALUES (999, NULL), (1999, 'POINT EMPTY'); CREATE INDEX r_geom_idx ON r USING $am (geom)");
+	my $entries = $node->safe_psql('postgres', 'SELECT count(*) FROM r WHERE geom IS NOT NULL AND NOT ST_IsEmpty(geom)');
+	is($node->safe_psql('postgres', q{
+		SELECT count(*) || ':' || sum((v->>'entries')::bigint) || ':' || count(*) FILTER (WHERE v->>'am' = '} . $am . q{')
+		FROM jsonb_each(hybrid_index_inspect('r_geom_idx')->'partitions') e(k, v)}),
+		"$NPART1:$entries:$NPART1", "$am on $NPART1 partitions: hybrid_index_inspect lists every partition and its entries");
+	is($node->safe_psql('postgres', q{
+		SELECT string_agg(kind || '=' || n || '/' || d || '/' || ok, ',' ORDER BY kind) FROM (
+		  SELECT kind, count(*) AS n, count(DISTINCT path) AS d, bool_and(bytes IS NOT NULL) AS ok
+		  FROM hybrid_index_files('r_geom_idx') GROUP BY kind) s}),
+		"flash=$NPART1/$NPART1/true,log=$NPART1/$NPART1/true,map=$NPART1/$NPART1/true,optane=$NPART1/$NPART1/true",
+		"$am on $NPART1 partitions: hybrid_index_files lists the files of every partition");
+	is($node->safe_psql('postgres', q{
+		SELECT (SELECT sum(pages) FROM hybrid_index_stats('r_geom_idx')) =
+		       (SELECT sum(s.pages) FROM pg_inherits i, LATERAL hybrid_index_stats(i.inhrelid::regclass) s
+		        WHERE i.inhparent = 'r_geom_idx'::regclass)}),
+		't', "$am on $NPART1 partitions: hybrid_index_stats sums every partition's pages");
+	is($node->safe_psql('postgres', q{
+		SELECT bool_and(pg_relation_size(i.inhrelid) > 0) FROM pg_inherits i WHERE i.inhparent = 'r_geom_idx'::regclass}),
+		't', "$am on $NPART1 partitions: every partition index reports its size");
+	is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('r_geom_idx', heapallindexed => true)"), 't',
+		"$am on $NPART1 partitions: hybrid_index_check with heapallindexed passes");
+	my $t = time;
+	$node->safe_psql('postgres', 'DROP TABLE r');
+	note(sprintf('DROP TABLE of %d partitions with their %s indexes: %d s', $NPART1, $am, time - $t));
+	is(scalar(HiTest::hyb_files($node->data_dir)), $files_before,
+		"$am on $NPART1 partitions: DROP TABLE removed every file of their indexes");
+}
+
 # a standby from a base backup, following
 $node->backup('bk');
 my $standby = PostgreSQL::Test::Cluster->new('many_standby');
