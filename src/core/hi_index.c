@@ -214,8 +214,10 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 		 * logged; the first append confirms where the log ends
 		 * (append_records), so loading 1,000 partitions costs no WAL flush.
 		 */
+		LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
 		sh->confirm_redo = 0;
 		sh->synced_upto = sh->log_insert;
+		LWLockRelease(&sh->log_lock);
 		return idx;
 	}
 
@@ -225,8 +227,10 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 	 * durable at once, so that crash recovery always meets a record of the
 	 * loaded index after its redo pointer (hi_wal.c)
 	 */
+	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
 	sh->confirm_redo = GetRedoRecPtr();
 	sh->synced_upto = sh->log_insert;
+	LWLockRelease(&sh->log_lock);
 	hi_wal_log_restart(sh, sh->log_insert, true);
 	return idx;
 }

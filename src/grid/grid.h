@@ -183,8 +183,8 @@ typedef struct GridBuf
 	int			hash_cap;		/* power of two */
 	dsa_pointer descs;
 	dsa_pointer hash;
-	dsa_pointer chunks;			/* dsa_pointer per GB_CHUNK_FRAMES frames' pages,
-								 * allocated when first used */
+	dsa_pointer chunks;			/* dsa_pointer per chunk of frames' pages
+								 * (grid_buffer.c), allocated when first used */
 	GridBufStats st;
 } GridBuf;
 

@@ -36,6 +36,7 @@
 
 #include "executor/instrument.h"
 #include "miscadmin.h"
+#include "port/pg_bitutils.h"
 #include "utils/memutils.h"
 
 #include "cache/page_cache.h"
@@ -106,9 +107,44 @@ hash_of(GridBuf *b)
 /*
  * Frame pages live in chunks allocated when a frame of theirs is first
  * used, so that a large buffer_size costs memory only as the index's pages
- * fill it (a small index never takes all of it).
+ * fill it (a small index never takes all of it).  Frames are taken in
+ * order (the free list starts at frame 0), and the chunks grow: 1, 2, 4,
+ * ... 64 frames, then 64 each.  A partition of a few pages so holds a few
+ * pages' worth per buffer, not 64 (a megabyte per index at 8 kB pages, a
+ * gigabyte of dynamic shared memory for 1,000 partitions queried once).
  */
 #define GB_CHUNK_FRAMES 64
+#define GB_CHUNK_GEOM	6		/* chunks 0..5 hold 1..32 frames */
+#define GB_GEOM_FRAMES	((1 << GB_CHUNK_GEOM) - 1)	/* frames in chunks 0..5 */
+
+static inline int
+chunk_no(int f)
+{
+	if (f < GB_GEOM_FRAMES)
+		return pg_leftmost_one_pos32((uint32) f + 1);
+	return GB_CHUNK_GEOM + (f - GB_GEOM_FRAMES) / GB_CHUNK_FRAMES;
+}
+
+static inline int
+chunk_first(int k)
+{
+	if (k < GB_CHUNK_GEOM)
+		return (1 << k) - 1;
+	return GB_GEOM_FRAMES + (k - GB_CHUNK_GEOM) * GB_CHUNK_FRAMES;
+}
+
+static inline int
+chunk_frames(int k)
+{
+	return k < GB_CHUNK_GEOM ? 1 << k : GB_CHUNK_FRAMES;
+}
+
+/* how many chunks nframes frames need */
+static inline int
+chunk_count(int nframes)
+{
+	return nframes > 0 ? chunk_no(nframes - 1) + 1 : 0;
+}
 
 static inline dsa_pointer *
 chunks_of(GridBuf *b)
@@ -119,21 +155,23 @@ chunks_of(GridBuf *b)
 static inline char *
 frame_data(GridShared *gs, GridBuf *b, int f)
 {
-	dsa_pointer c = chunks_of(b)[f / GB_CHUNK_FRAMES];
+	int			k = chunk_no(f);
+	dsa_pointer c = chunks_of(b)[k];
 	char	   *base = (char *) TYPEALIGN(HI_IO_ALIGN, dsa_get_address(hi_dsa(), c));
 
-	return base + (Size) (f % GB_CHUNK_FRAMES) * gs->page_size;
+	return base + (Size) (f - chunk_first(k)) * gs->page_size;
 }
 
 /* Give frame f's chunk its memory before f is first used (buf_lock held) */
 static void
 ensure_chunk(GridShared *gs, GridBuf *b, int f)
 {
-	dsa_pointer *c = chunks_of(b) + f / GB_CHUNK_FRAMES;
+	int			k = chunk_no(f);
+	dsa_pointer *c = chunks_of(b) + k;
 
 	if (!DsaPointerIsValid(*c))
 		*c = dsa_allocate_extended(hi_dsa(),
-								   (Size) GB_CHUNK_FRAMES * gs->page_size + HI_IO_ALIGN,
+								   (Size) chunk_frames(k) * gs->page_size + HI_IO_ALIGN,
 								   DSA_ALLOC_HUGE);
 }
 
@@ -355,8 +393,7 @@ gbuf_init(Grid *g, int which, int hot, int cold)
 		b->hash_cap *= 2;
 	b->descs = dsa_allocate_extended(area, sizeof(GridBufDesc) * b->nframes, DSA_ALLOC_HUGE);
 	b->hash = dsa_allocate_extended(area, sizeof(int32) * b->hash_cap, DSA_ALLOC_HUGE);
-	b->chunks = dsa_allocate_extended(area, sizeof(dsa_pointer) *
-									  ((b->nframes + GB_CHUNK_FRAMES - 1) / GB_CHUNK_FRAMES),
+	b->chunks = dsa_allocate_extended(area, sizeof(dsa_pointer) * chunk_count(b->nframes),
 									  DSA_ALLOC_HUGE | DSA_ALLOC_ZERO);
 	d = descs_of(b);
 	h = hash_of(b);
@@ -382,7 +419,7 @@ gbuf_free(GridShared *gs, int which)
 		dsa_pointer *c = chunks_of(b);
 		int			i;
 
-		for (i = 0; i < (b->nframes + GB_CHUNK_FRAMES - 1) / GB_CHUNK_FRAMES; i++)
+		for (i = 0; i < chunk_count(b->nframes); i++)
 			if (DsaPointerIsValid(c[i]))
 				dsa_free(area, c[i]);
 		dsa_free(area, b->chunks);

@@ -269,17 +269,32 @@ make_handle(HiIndex *idx, GridShared *gs, const GridSettings *set)
 	return g;
 }
 
-/* A fresh GridShared with empty buffers sized by the settings */
+/*
+ * A fresh GridShared with empty buffers sized by the settings.  npages: the
+ * pages of an index being loaded, 0 for a build.  An index loaded with the
+ * page cache below its buffers (no buffer_size of its own) gets buffers of
+ * at most twice its pages (64 at least): the frames' descriptors and hash
+ * are allocated whole, and a 64 MB H-Grid buffer made every partition of a
+ * thousand hold 200 kB of them; a page such a buffer lets go stays in the
+ * page cache.  With buffer_size (the thesis' memory model) the size is
+ * kept exactly.
+ */
 static dsa_pointer
-new_state(HiIndex *idx, const GridSettings *set, int mode, int capacity, Grid **gp)
+new_state(HiIndex *idx, const GridSettings *set, int mode, int capacity,
+		  uint32 npages, Grid **gp)
 {
 	dsa_pointer p = dsa_allocate0(hi_dsa(), sizeof(GridShared));
 	GridShared *gs = (GridShared *) grid_data_ptr(p);
 	uint32		psize = idx->sh->meta.page_size;
 	int			total = (int) Max(16, (int64) set->buffer_kb * 1024 / psize);
-	int			dir_hot = Max(8, total * set->dir_pct / 100);
-	int			bucket_hot = Max(8, total - dir_hot);
+	int			dir_hot;
+	int			bucket_hot;
 	Grid	   *g;
+
+	if (npages > 0 && idx->sh->budget_frames == 0)
+		total = (int) Min((int64) total, Max(64, (int64) npages * 2));
+	dir_hot = Max(8, total * set->dir_pct / 100);
+	bucket_hot = Max(8, total - dir_hot);
 
 	gs->magic = GRID_SHARED_MAGIC;
 	gs->epoch = ++registry->next_epoch;	/* registry_lock is held */
@@ -384,7 +399,7 @@ grid_open(HiIndex *idx)
 								hi_index_name(idx)),
 						 errhint("REINDEX the index.")));
 			h = (GridBlobHdr *) blob;
-			p = new_state(idx, &set, h->mode, h->capacity, &g);
+			p = new_state(idx, &set, h->mode, h->capacity, idx->sh->meta.npages, &g);
 			pfree(blob);
 			HI_TRY_INNER();
 			{
@@ -431,7 +446,7 @@ grid_create(HiIndex *idx)
 	s->valid = false;
 	PG_TRY();
 	{
-		p = new_state(idx, &set, set.mode, Max(cap, 2), &g);
+		p = new_state(idx, &set, set.mode, Max(cap, 2), 0, &g);
 		g->gs->free_cap = 64;
 		g->gs->free_pages = dsa_allocate(hi_dsa(), sizeof(uint32) * g->gs->free_cap);
 		if (g->store->init_ext)

@@ -128,7 +128,7 @@ hr_create(void)
 	int			k;
 
 	LWLockInitialize(&st->lock, hi_shared->tranche_id);
-	st->cap = 1024;
+	st->cap = 64;			/* grows with the page ids seen (ensure_cap): a partition has few */
 	st->pages = dsa_allocate_extended(area, sizeof(HrPage) * st->cap, DSA_ALLOC_HUGE);
 	init_pages(pages_of(st), 0, st->cap);
 	for (k = 0; k < HR_NKINDS; k++)
