@@ -28,8 +28,9 @@
  *			the build's checkpoint (wal_image.c): a copy gets the files
  *			of indexes created, rebuilt (REINDEX, TRUNCATE, VACUUM FULL,
  *			CLUSTER) or moved after it was taken.
- *	RESTART the primary's log continues at a position (it loaded the
- *			index after a restart, or an append failed): a copy cuts off
+ *	RESTART the primary's log continues at a position (it loaded an
+ *			index whose log held records, after a crash, or an append
+ *			failed; a load with an empty log logs nothing): a copy cuts off
  *			what lies beyond (records of transactions that never committed,
  *			which the primary's log lost), so that positions mean the same
  *			records on both.

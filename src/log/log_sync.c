@@ -17,8 +17,10 @@
  *	- when the redo pointer moves (a checkpoint began), it fsyncs every
  *	  loaded index's log up to what was appended (an append holds log_lock
  *	  from its WAL insert to its write, so taking log_lock sees every record
- *	  older than the pointer written) and logs SYNCED(position) for each, so
- *	  that recovery knows how far each log can be trusted;
+ *	  older than the pointer written) and logs SYNCED(position) for each
+ *	  whose log changed since its last one, so that recovery knows how far
+ *	  each log can be trusted (a log that did not change holds nothing to
+ *	  cut; its next append flushes its own LOG record, redo_log.c);
  *	- it changes its id only while it has synced for the newest redo
  *	  pointer, and checks and changes it holding ProcArrayLock exclusively.
  *

@@ -256,6 +256,8 @@ copy_log_fd(CopyState *c)
 	return c->fd;
 }
 
+static void request_reload(const CopyState *c);
+
 static void
 mark_stale(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 		   const char *what)
@@ -273,6 +275,17 @@ mark_stale(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 	ereport(LOG,
 			(errmsg("hybrid_index: index %u (relfilenode %u) lacks changes replayed from WAL and will need REINDEX",
 					id->indexoid, id->relnumber)));
+
+	/*
+	 * A hot standby's readers that loaded it load it again, and so meet
+	 * the marker and refuse, instead of answering from a state that lacks
+	 * what WAL carried; so does a promoted server's first use (it would
+	 * otherwise take their state over).  Inside a checkpoint's redo
+	 * (hi_copy_exclusive, registry_lock held) the readers' state is
+	 * forgotten already.
+	 */
+	if (hi_shared == NULL || !LWLockHeldByMe(&hi_shared->registry_lock))
+		request_reload(c);
 }
 
 /*
