@@ -29,8 +29,8 @@ typedef struct AmBuildState
 
 /* One heap tuple's entry (also for parallel workers, am_build_parallel.c) */
 void
-am_build_fill(const AmBuildLayout *l, char *item, ItemPointer tid, Datum *values,
-			  bool *isnull, MemoryContext tmpcxt)
+am_build_fill(const AmBuildLayout *l, char *item, int32 srid, ItemPointer tid,
+			  Datum *values, bool *isnull, MemoryContext tmpcxt)
 {
 	MemoryContext old;
 
@@ -39,7 +39,8 @@ am_build_fill(const AmBuildLayout *l, char *item, ItemPointer tid, Datum *values
 	/* detoasting a big polygon allocates: keep it out of the build's memory */
 	old = MemoryContextSwitchTo(tmpcxt);
 	*(uint8 *) (item + l->kind_offset) = isnull[0] ? HI_KEY_NULL :
-		hi_geom_box(values[0], (HiBox *) (item + l->box_offset));
+		hi_geom_key(values[0], srid, (HiBox *) (item + l->key_offset),
+					(uint8 *) (item + l->flags_offset));
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(tmpcxt);
 }
@@ -83,7 +84,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	AmBuildState *bs = (AmBuildState *) state;
 
-	am_build_fill(&bs->ops->layout, bs->item, tid, values, isnull, bs->tmpcxt);
+	am_build_fill(&bs->ops->layout, bs->item, am_point_srid(index), tid, values, isnull, bs->tmpcxt);
 	put_item(bs, bs->item);
 }
 

@@ -171,7 +171,7 @@ worker_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 {
 	WorkerState *ws = (WorkerState *) state;
 
-	am_build_fill(ws->layout, ws->item, tid, values, isnull, ws->tmpcxt);
+	am_build_fill(ws->layout, ws->item, am_point_srid(index), tid, values, isnull, ws->tmpcxt);
 	if (ws->ops != NULL)
 		ws->ops->put(ws->spool, ws->item);
 	else

@@ -80,9 +80,10 @@ extern void am_costestimate(const AmCostModel *model, PlannerInfo *root,
 typedef struct AmBuildLayout
 {
 	Size		size;
-	Size		box_offset;
+	Size		key_offset;
 	Size		tid_offset;
 	Size		kind_offset;
+	Size		flags_offset;
 } AmBuildLayout;
 
 /*
@@ -132,8 +133,21 @@ typedef struct AmBuildOps
 
 extern IndexBuildResult *am_build(Relation heap, Relation index, IndexInfo *info,
 								  const AmBuildOps *ops, void *arg);
-extern void am_build_fill(const AmBuildLayout *l, char *item, ItemPointer tid,
-						  Datum *values, bool *isnull, MemoryContext tmpcxt);
+extern void am_build_fill(const AmBuildLayout *l, char *item, int32 srid,
+						  ItemPointer tid, Datum *values, bool *isnull,
+						  MemoryContext tmpcxt);
+
+/*
+ * am_return.c: exact points and index-only scans.  am_point_srid is the
+ * SRID a point must have to be stored as canonical (HI_ENT_CANON): the
+ * column's type modifier's, or 0.
+ */
+extern int32 am_point_srid(Relation index);
+extern bool am_canreturn(Relation index, int attno);
+extern bool am_scan_returning(IndexScanDesc scan);
+extern void am_set_itup(IndexScanDesc scan, const HiKeyItem *item);
+extern const HiKnnExact *am_knn_exact(IndexScanDesc scan);
+extern void am_return_end(IndexScanDesc scan);
 
 /* ---- am_build_parallel.c ---- */
 /* the cores' build operations that parallel workers run (am_build_parallel.c) */
@@ -182,7 +196,8 @@ extern IndexBulkDeleteResult *am_vacuumcleanup(IndexVacuumInfo *info,
 /* ---- am_scan.c ---- */
 
 /* a core's kNN search: the next entry in distance order; and its end */
-typedef bool (*AmKnnNextFn) (void *knn, ItemPointer tid, double *dist, bool *isnull);
+typedef bool (*AmKnnNextFn) (void *knn, HiKeyItem *item, double *dist, bool *isnull,
+							 bool *exact);
 typedef void (*AmKnnEndFn) (void *knn);
 
 /*
@@ -199,12 +214,17 @@ typedef struct AmScanBase
 	MemoryContext cxt;
 	IndexTuple	null_itup;
 	bool		no_results;		/* a qual can never be true */
+	HiKeyItem  *items;			/* index-only scans: entries, before the tids */
+	Size		nitems;
 	ItemPointer tids;
 	Size		ntids;
 	Size		pos;
 	void	   *knn;
 	AmKnnNextFn knn_next;
 	AmKnnEndFn	knn_end;
+	int			returning;		/* -1: not asked yet; 1: an index-only scan
+								 * of a column the index rebuilds */
+	struct AmReturn *ret;		/* am_return.c's state of this scan */
 } AmScanBase;
 
 extern IndexScanDesc am_beginscan(Relation index, int nkeys, int norderbys,
@@ -214,7 +234,7 @@ extern void am_rescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey order
 extern void am_check_forward(IndexScanDesc scan, ScanDirection dir);
 extern bool am_orderby_box(IndexScanDesc scan, HiBox *box);
 extern void am_scan_empty_semantics(Relation index);
-extern void am_set_orderby(IndexScanDesc scan, double dist, bool isnull);
+extern void am_set_orderby(IndexScanDesc scan, double dist, bool isnull, bool exact);
 extern void am_set_null_itup(IndexScanDesc scan);
 extern void am_scan_reset(IndexScanDesc scan);
 extern void am_scan_set_knn(IndexScanDesc scan, void *knn, AmKnnNextFn next,

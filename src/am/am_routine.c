@@ -49,7 +49,7 @@ am_routine(void)
 
 	am->ambuildempty = am_buildempty;
 	am->amvacuumcleanup = am_vacuumcleanup;
-	am->amcanreturn = NULL;
+	am->amcanreturn = am_canreturn;
 	am->amproperty = NULL;
 	am->amadjustmembers = NULL;
 	am->ammarkpos = NULL;

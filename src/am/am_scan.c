@@ -11,8 +11,10 @@
  * operators compare and decides &&, ~=, ~ and @ with PostGIS' own
  * predicates (geom/geom_box_ops.c), as PostGIS' GiST support does, so TIDs
  * and bitmap pages go out without xs_recheck; hybrid_index.recheck = on
- * asks the executor to recheck anyway (a diagnostic).  kNN distances are
- * lower bounds and are always rechecked (xs_recheckorderby).
+ * asks the executor to recheck anyway (a diagnostic).  kNN distances of
+ * exact points are exact; others are lower bounds the executor rechecks
+ * (xs_recheckorderby).  Index-only scans of a geometry(Point) column get
+ * the points rebuilt from the entries (am_return.c).
  */
 #include "postgres.h"
 
@@ -44,6 +46,7 @@ am_beginscan(Relation index, int nkeys, int norderbys, Size opaque_size)
 	 * two calls (RelationReloadIndexInfo) frees rd_amcache, where the
 	 * relation keeps its handle
 	 */
+	so->returning = -1;
 	so->idx = palloc(sizeof(HiIndex));
 	*so->idx = *hi_am_open(index);
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index scan",
@@ -103,10 +106,6 @@ am_orderby_box(IndexScanDesc scan, HiBox *box)
 }
 
 /*
- * The ORDER BY value of the tuple returned: a box distance, a lower bound
- * the executor rechecks against the true distance.
- */
-/*
  * Tell the geom layer how the loaded PostGIS evaluates EMPTY geometries
  * under &&, ~, @ and ~= (hi_empty_box): PostGIS's own @ of the index's
  * operator class is asked once per backend whether 'POINT EMPTY' @
@@ -139,20 +138,25 @@ am_scan_empty_semantics(Relation index)
 	}
 }
 
+/*
+ * The ORDER BY value of the tuple returned: exact (a point's distance, or
+ * any entry's in an index-only scan), or a box distance, a lower bound the
+ * executor rechecks against the true distance.
+ */
 void
-am_set_orderby(IndexScanDesc scan, double dist, bool isnull)
+am_set_orderby(IndexScanDesc scan, double dist, bool isnull, bool exact)
 {
 	scan->xs_orderbyvals[0] = Float8GetDatum(dist);
 	scan->xs_orderbynulls[0] = isnull;
-	scan->xs_recheckorderby = true;
+	scan->xs_recheckorderby = !exact;
 }
 
 /*
  * The planner makes index-only scans of any index for queries that use no
- * column at all (SELECT count(*) FROM t), even of an AM that cannot return
- * its column; such a scan wants an index tuple, and reads none of its
- * values.  Hand it one holding NULL (our entries keep boxes, not
- * geometries), made once per scan.
+ * column at all (SELECT count(*) FROM t), even where the column cannot be
+ * returned (not a geometry(Point) column); such a scan wants an index
+ * tuple, and reads none of its values.  Hand it one holding NULL, made
+ * once per scan.
  */
 void
 am_set_null_itup(IndexScanDesc scan)
@@ -189,6 +193,8 @@ am_scan_reset(IndexScanDesc scan)
 	MemoryContextReset(so->cxt);
 	so->prepared = false;
 	so->no_results = false;
+	so->items = NULL;
+	so->nitems = 0;
 	so->tids = NULL;
 	so->ntids = 0;
 	so->pos = 0;
@@ -253,6 +259,8 @@ am_scan_next(IndexScanDesc scan)
 {
 	AmScanBase *so = (AmScanBase *) scan->opaque;
 	bool		found = false;
+	HiKeyItem	item;
+	const HiKeyItem *cur = NULL;	/* NULL: the value is in the heap */
 
 	if (so->no_results)
 		found = false;
@@ -260,22 +268,39 @@ am_scan_next(IndexScanDesc scan)
 	{
 		double		dist;
 		bool		isnull;
+		bool		exact;
 
-		found = so->knn_next(so->knn, &scan->xs_heaptid, &dist, &isnull);
+		found = so->knn_next(so->knn, &item, &dist, &isnull, &exact);
 		if (found)
-			am_set_orderby(scan, dist, isnull);
+		{
+			scan->xs_heaptid = item.tid;
+			cur = &item;
+			am_set_orderby(scan, dist, isnull, exact);
+		}
 	}
-	else if (so->pos < so->ntids)
+	else if (so->pos < so->nitems + so->ntids)
 	{
-		scan->xs_heaptid = so->tids[so->pos++];
+		if (so->pos < so->nitems)
+		{
+			cur = &so->items[so->pos];
+			scan->xs_heaptid = cur->tid;
+		}
+		else
+			scan->xs_heaptid = so->tids[so->pos - so->nitems];
+		so->pos++;
 		found = true;
 		/* rows of a TID list in an ordered scan are EMPTY: they sort last */
 		if (scan->numberOfOrderBys > 0)
-			am_set_orderby(scan, 0, true);
+			am_set_orderby(scan, 0, true, true);
 	}
 	scan->xs_recheck = hi_recheck;
 	if (found)
-		am_set_null_itup(scan);
+	{
+		if (am_scan_returning(scan))
+			am_set_itup(scan, cur);
+		else
+			am_set_null_itup(scan);
+	}
 	return found;
 }
 
@@ -295,6 +320,7 @@ am_endscan(IndexScanDesc scan)
 
 	if (so->knn && so->knn_end)
 		so->knn_end(so->knn);
+	am_return_end(scan);
 	MemoryContextDelete(so->cxt);
 	pfree(so);
 	scan->opaque = NULL;

@@ -77,9 +77,10 @@ help(HiIndex *idx, void *spool, const void *task, Size len, const HiLoadShared *
 const AmBuildOps gridam_build_ops = {
 	.layout = {
 		.size = sizeof(GridEntry),
-		.box_offset = offsetof(GridEntry, box),
+		.key_offset = offsetof(GridEntry, key),
 		.tid_offset = offsetof(GridEntry, tid),
-		.kind_offset = offsetof(GridEntry, kind)
+		.kind_offset = offsetof(GridEntry, kind),
+		.flags_offset = offsetof(GridEntry, flags)
 	},
 	.report_load = true,
 	.begin = begin,
@@ -118,7 +119,8 @@ apply_insert(void *arg, const HiKeyItem *it)
 
 	memset(&e, 0, sizeof(e));
 	e.kind = it->kind;
-	e.box = it->box;
+	e.key = it->key;
+	e.flags = it->flags;
 	e.tid = it->tid;
 	grid_insert(g, &e);
 	grid_after_change(g);
@@ -172,7 +174,8 @@ lbgrid_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	HiKeyItem	item;
 
 	memset(&item, 0, sizeof(item));
-	item.kind = isnull[0] ? HI_KEY_NULL : hi_geom_box(values[0], &item.box);
+	item.kind = isnull[0] ? HI_KEY_NULL :
+		hi_geom_key(values[0], am_point_srid(index), &item.key, &item.flags);
 	item.tid = *ht_ctid;
 	/* in batches, as the R-tree AMs (am_insert_defer.c) */
 	am_insert_deferred(index, &item, grid_insert_batch);

@@ -136,21 +136,19 @@ start_knn(IndexScanDesc scan)
 
 	hi_lock_for_read(so->base.idx);
 	g = grid_open(so->base.idx);
-	am_scan_set_knn(scan, grid_knn_begin(g, &qbox, qempty, &so->q),
+	am_scan_set_knn(scan, grid_knn_begin(g, &qbox, qempty, &so->q, am_knn_exact(scan)),
 					(AmKnnNextFn) grid_knn_next, (AmKnnEndFn) grid_knn_end);
 	LWLockRelease(&so->base.idx->sh->tree_lock);
 }
 
-/* The whole answer of a filter scan */
-static ItemPointer
-search(LbgridScan *so, Size *n)
+/* The whole answer of a filter scan: TIDs, or entries (want_items) */
+static void
+search(LbgridScan *so, HiHits *hits, bool want_items)
 {
-	ItemPointer tids;
-
+	hi_hits_init(hits, want_items);
 	hi_lock_for_read(so->base.idx);
-	tids = grid_search(grid_open(so->base.idx), &so->q, n);
+	grid_search(grid_open(so->base.idx), &so->q, hits);
 	LWLockRelease(&so->base.idx->sh->tree_lock);
-	return tids;
 }
 
 /* The answer of a scan, on its first amgettuple call */
@@ -167,7 +165,17 @@ start_scan(IndexScanDesc scan)
 	if (scan->numberOfOrderBys > 0)
 		start_knn(scan);
 	else
-		so->base.tids = search(so, &so->base.ntids);
+	{
+		HiHits		hits;
+
+		search(so, &hits, am_scan_returning(scan));
+		so->base.items = hits.items;
+		so->base.tids = hits.tids;
+		if (hits.want_items)
+			so->base.nitems = hits.n;
+		else
+			so->base.ntids = hits.n;
+	}
 }
 
 bool
@@ -187,11 +195,12 @@ lbgrid_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	prepare(scan);
 	if (!so->q.impossible)
 	{
-		ItemPointer tids;
+		HiHits		hits;
 
 		HI_COUNT_INDEX_SEARCH(scan);
-		tids = search(so, &n);
-		am_bitmap_add(tbm, tids, n);
+		search(so, &hits, false);
+		n = hits.n;
+		am_bitmap_add(tbm, hits.tids, n);
 	}
 	MemoryContextSwitchTo(old);
 	am_scan_reset(scan);

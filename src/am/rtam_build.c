@@ -70,9 +70,10 @@ presort(void *spool)
 const AmBuildOps rtam_build_ops = {
 	.layout = {
 		.size = sizeof(RtLeafEntry),
-		.box_offset = offsetof(RtLeafEntry, box),
+		.key_offset = offsetof(RtLeafEntry, key),
 		.tid_offset = offsetof(RtLeafEntry, tid),
-		.kind_offset = offsetof(RtLeafEntry, kind)
+		.kind_offset = offsetof(RtLeafEntry, kind),
+		.flags_offset = offsetof(RtLeafEntry, flags)
 	},
 	.report_load = false,
 	.begin = begin,
@@ -101,7 +102,8 @@ rtam_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	HiKeyItem	item;
 
 	memset(&item, 0, sizeof(item));
-	item.kind = isnull[0] ? HI_KEY_NULL : hi_geom_box(values[0], &item.box);
+	item.kind = isnull[0] ? HI_KEY_NULL :
+		hi_geom_key(values[0], am_point_srid(index), &item.key, &item.flags);
 	item.tid = *ht_ctid;
 	/* in batches: the core reads their leaves ahead (am_insert_defer.c) */
 	am_insert_deferred(index, &item, rt_insert_batch);

@@ -96,7 +96,8 @@ start_knn(IndexScanDesc scan)
 	HiBox		qbox;
 	bool		qempty = am_orderby_box(scan, &qbox);
 
-	am_scan_set_knn(scan, rt_knn_begin(so->base.idx, &qbox, qempty, so->quals, so->nquals),
+	am_scan_set_knn(scan, rt_knn_begin(so->base.idx, &qbox, qempty, so->quals, so->nquals,
+									   am_knn_exact(scan)),
 					(AmKnnNextFn) rt_knn_next, (AmKnnEndFn) rt_knn_end);
 }
 
@@ -120,9 +121,17 @@ start_scan(IndexScanDesc scan)
 		 * TIDs in heap order, except for a scan without quals (CLUSTER's):
 		 * in the index's spatial order
 		 */
-		so->base.tids = rt_range_search(so->base.idx, so->quals, so->nquals,
-										so->nquals > 0 ? RT_TIDS_HEAP : RT_TIDS_INDEX,
-										&so->base.ntids);
+		HiHits		hits;
+
+		hi_hits_init(&hits, am_scan_returning(scan));
+		rt_range_search(so->base.idx, so->quals, so->nquals,
+						so->nquals > 0 ? RT_TIDS_HEAP : RT_TIDS_INDEX, &hits);
+		so->base.items = hits.items;
+		so->base.tids = hits.tids;
+		if (hits.want_items)
+			so->base.nitems = hits.n;
+		else
+			so->base.ntids = hits.n;
 		/* no quals at all: a full scan must return NULLs too */
 		if (so->nquals == 0 || so->empty_also)
 		{
@@ -156,8 +165,12 @@ rtam_getbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		HI_COUNT_INDEX_SEARCH(scan);
 		if (!so->empty_same)
 		{
-			tids = rt_range_search(so->base.idx, so->quals, so->nquals, RT_TIDS_ANY, &n);
-			am_bitmap_add(tbm, tids, n);
+			HiHits		hits;
+
+			hi_hits_init(&hits, false);
+			rt_range_search(so->base.idx, so->quals, so->nquals, RT_TIDS_ANY, &hits);
+			n = hits.n;
+			am_bitmap_add(tbm, hits.tids, n);
 		}
 		if (so->nquals == 0 || so->empty_also)
 		{

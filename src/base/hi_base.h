@@ -150,7 +150,15 @@ typedef struct HiMeta
 } HiMeta;
 
 #define HI_META_MAGIC	0x48594258	/* "HYBX" */
-#define HI_META_VERSION 1
+/*
+ * Entry format: 1 = boxes only, 2 = point entries hold exact coordinates
+ * (HI_ENT_POINT/HI_ENT_CANON).  An index of format 1 keeps working; only
+ * format 2 offers index-only scans (am_return.c).
+ */
+#define HI_META_VERSION 2
+#define HI_META_VERSION_POINTS 2
+#define HI_ENTRY_FORMAT_NAME(v) \
+	((v) >= HI_META_VERSION_POINTS ? "boxes and exact points" : "boxes")
 
 typedef struct HiTierCounters
 {

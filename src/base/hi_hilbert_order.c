@@ -31,18 +31,25 @@ hi_items_hilbert_order(const HiKeyItem *items, int n)
 	memset(&extent, 0, sizeof(extent));
 	for (i = 0; i < n; i++)
 	{
+		HiBox		tmp;
+		const HiBox *b;
+
 		if (items[i].kind != HI_KEY_BOX)
 			continue;
+		b = hi_ent_box(&items[i].key, items[i].flags, &tmp);
 		if (!any)
-			extent = items[i].box;
+			extent = *b;
 		else
-			hi_box_union(&extent, &items[i].box);
+			hi_box_union(&extent, b);
 		any = true;
 	}
 	for (i = 0; i < n; i++)
 	{
+		HiBox		tmp;
+
 		key[i] = items[i].kind == HI_KEY_BOX ?
-			hi_box_hilbert(&items[i].box, &extent) + 1 : 0;
+			hi_box_hilbert(hi_ent_box(&items[i].key, items[i].flags, &tmp),
+						   &extent) + 1 : 0;
 		val[i] = i;
 	}
 	ord = hi_radix_sort(key, val, n, key + n, val + n) ? val + n : val;

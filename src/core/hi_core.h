@@ -90,6 +90,7 @@ extern bool hi_index_checkpoint_detached(HiIndexShared *sh);
 /* core/hi_slots.c: the registry, a cache of slots pinned by transactions */
 extern HiIndexShared *hi_slot_claim(Relation index);
 extern HiIndexShared *hi_slot_lookup(Oid dboid, Oid relnumber);
+extern uint32 hi_index_format(Relation index);
 extern void hi_slot_reset_state(HiIndexShared *sh);
 extern void hi_slot_pin(HiIndexShared *sh);
 extern bool hi_slot_pin_current(HiIndexShared *sh, uint32 generation);

@@ -143,6 +143,29 @@ hi_slot_lookup(Oid dboid, Oid relnumber)
 	}
 }
 
+/*
+ * The entry format (HiMeta.version) of an index: from its loaded state, or
+ * else from its map file's header, without loading it (the planner asks
+ * every index of a table).  0 if it has no readable map file.
+ */
+uint32
+hi_index_format(Relation index)
+{
+	HiIndexShared *sh = hi_slot_lookup(MyDatabaseId, HI_REL_NUMBER(index));
+	uint32		v = 0;
+	char	   *path;
+
+	if (sh != NULL && sh->loaded)
+		v = sh->meta.version;
+	if (v != 0)
+		return v;
+	path = hi_file_path(HI_REL_SPC(index), MyDatabaseId, HI_REL_SPC(index),
+						HI_REL_NUMBER(index), "map");
+	v = hi_map_meta_version(path);
+	pfree(path);
+	return v;
+}
+
 void
 hi_slot_reset_state(HiIndexShared *sh)
 {

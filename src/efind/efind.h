@@ -182,13 +182,14 @@ extern uint32 ef_ring_get(dsa_area *a, EfRing *r, uint32 i);
 typedef struct EfMod
 {
 	uint64		key;			/* child page id, or heap TID as block << 16 | offset */
-	HiBox		box;			/* the latest box (for EF_OP_DEL: the removed one) */
+	HiBox		box;			/* the latest box or exact point (flags; for
+								 * EF_OP_DEL: the removed one) */
 	uint32		left;
 	uint32		right;
 	uint8		red;
 	uint8		op;				/* EF_OP_* */
 	uint8		kind;			/* HiKeyKind of a leaf entry */
-	uint8		pad;
+	uint8		flags;			/* HI_ENT_* of a leaf entry */
 } EfMod;
 
 extern uint32 ef_mt_find(const EfMod *nodes, uint32 root, uint64 key);

@@ -100,7 +100,8 @@ node_to_entry(const EfMod *m, int level, char *ent)
 		RtLeafEntry *e = (RtLeafEntry *) ent;
 
 		memset(e, 0, sizeof(*e));
-		e->box = m->box;
+		e->key = m->box;
+		e->flags = m->flags;
 		ItemPointerSet(&e->tid, (BlockNumber) (m->key >> 16), (OffsetNumber) (m->key & 0xFFFF));
 		e->kind = m->kind;
 	}
@@ -177,8 +178,9 @@ put_mod(Ef *ef, EfWbEntry *e, int level, const char *ent, uint8 op)
 	nodes = nodes_of(ef, e);
 	before = e->nnodes;
 	e->root = ef_mt_insert(nodes, &e->nnodes, e->root, entry_key(ent, level), &i);
-	memcpy(&nodes[i].box, ent, sizeof(HiBox));	/* the box comes first */
+	memcpy(&nodes[i].box, ent, sizeof(HiBox));	/* the box or key comes first */
 	nodes[i].kind = level > 0 ? 0 : ((const RtLeafEntry *) ent)->kind;
+	nodes[i].flags = level > 0 ? 0 : ((const RtLeafEntry *) ent)->flags;
 	nodes[i].op = op;
 	if (e->nnodes > before)
 		ef->st->wb_bytes += sizeof(EfMod);
@@ -487,7 +489,9 @@ void
 ef_wb_areas(Ef *ef, EfWbEntry *e, double *marea, double *oarea)
 {
 	EfMod	   *nodes = nodes_of(ef, e);
-	HiBox		un;
+	HiBox		un,
+				bi,
+				bj;
 	bool		any = false;
 	double		ov = 0;
 	uint32		i,
@@ -498,13 +502,14 @@ ef_wb_areas(Ef *ef, EfWbEntry *e, double *marea, double *oarea)
 		if (nodes[i].op != EF_OP_PUT)
 			continue;
 		if (!any)
-			un = nodes[i].box;
+			un = *hi_ent_box(&nodes[i].box, nodes[i].flags, &bi);
 		else
-			hi_box_union(&un, &nodes[i].box);
+			hi_box_union(&un, hi_ent_box(&nodes[i].box, nodes[i].flags, &bi));
 		any = true;
 		for (j = i + 1; j < e->nnodes; j++)
 			if (nodes[j].op == EF_OP_PUT)
-				ov += hi_box_overlap_area(&nodes[i].box, &nodes[j].box);
+				ov += hi_box_overlap_area(hi_ent_box(&nodes[i].box, nodes[i].flags, &bi),
+										  hi_ent_box(&nodes[j].box, nodes[j].flags, &bj));
 	}
 	*marea = any ? hi_box_area(&un) : 0;
 	*oarea = ov;

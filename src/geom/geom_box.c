@@ -637,6 +637,16 @@ gs_float_up(double d)
 	return nextafterf(f, FLT_MAX);
 }
 
+/* gbox_float_round() of a point's degenerate box */
+void
+hi_point_box(double x, double y, HiBox *box)
+{
+	box->xmin = gs_float_down(x);
+	box->xmax = gs_float_up(x);
+	box->ymin = gs_float_down(y);
+	box->ymax = gs_float_up(y);
+}
+
 /*
  * hi_geom_box
  *		The BOX2DF of a geometry datum, as PostGIS's &&, ~, @ and ~= see it.

@@ -27,15 +27,35 @@ typedef enum HiKeyKind
 {
 	HI_KEY_BOX = 0,				/* a non-empty geometry with a box */
 	HI_KEY_EMPTY = 1,			/* an EMPTY geometry (no box) */
-	HI_KEY_NULL = 2				/* SQL NULL */
+	HI_KEY_NULL = 2,			/* SQL NULL */
+	HI_KEY_UNKNOWN = 3			/* answers only: a TID whose entry the
+								 * search did not keep (the heap has the
+								 * value) */
 } HiKeyKind;
+
+/*
+ * Entry flags, stored beside the kind in every entry (leaves, buckets,
+ * write buffers, log and WAL records).  An entry of a 2-D point with
+ * finite coordinates keeps them exactly: its 16 key bytes are the two
+ * float8 x and y instead of the float4 box (the same size), so operators,
+ * kNN distances and index-only scans need no heap.  Every reader of an
+ * entry's box goes through hi_ent_box(), which rounds the point outward
+ * to the box PostGIS itself gives it.  Indexes built before exact points
+ * have no flags set and are read as before.
+ */
+#define HI_ENT_POINT	0x01	/* key holds float8 x, y (kind HI_KEY_BOX) */
+#define HI_ENT_CANON	0x02	/* and the datum is that point exactly as
+								 * PostGIS 3 serializes it, with the SRID of
+								 * the index column's type modifier (or 0):
+								 * an index-only scan can rebuild it */
 
 /* One index entry of a geometry: its key and the heap row it stands for */
 typedef struct HiKeyItem
 {
-	HiBox		box;			/* set for HI_KEY_BOX only */
+	HiBox		key;			/* HI_KEY_BOX only: box, or point (flags) */
 	ItemPointerData tid;
 	uint8		kind;			/* HiKeyKind */
+	uint8		flags;			/* HI_ENT_* */
 } HiKeyItem;
 
 /*
@@ -45,6 +65,62 @@ typedef struct HiKeyItem
  * ERROR with errcode for data that is not a valid GSERIALIZED geometry.
  */
 extern HiKeyKind hi_geom_box(Datum geom, HiBox *box);
+
+/*
+ * The key an index stores for a geometry datum: hi_geom_box()'s box, or
+ * for a finite 2-D point its exact coordinates (*flags gets HI_ENT_POINT,
+ * and HI_ENT_CANON when the datum is the canonical serialization of the
+ * point with SRID srid).
+ */
+extern HiKeyKind hi_geom_key(Datum geom, int32 srid, HiBox *key, uint8 *flags);
+
+/* The coordinates of a point key */
+static inline void
+hi_point_get(const HiBox *key, double *x, double *y)
+{
+	memcpy(x, (const char *) key, sizeof(double));
+	memcpy(y, (const char *) key + sizeof(double), sizeof(double));
+}
+
+static inline void
+hi_point_set(HiBox *key, double x, double y)
+{
+	memcpy((char *) key, &x, sizeof(double));
+	memcpy((char *) key + sizeof(double), &y, sizeof(double));
+}
+
+/* The BOX2DF PostGIS gives the point (x, y): rounded outward to float */
+extern void hi_point_box(double x, double y, HiBox *box);
+
+/*
+ * The box of a stored entry's key: the key itself, or the box of its
+ * point (in *tmp).  Every reader of an entry's box comes through here.
+ */
+static inline const HiBox *
+hi_ent_box(const HiBox *key, uint8 flags, HiBox *tmp)
+{
+	double		x,
+				y;
+
+	if (likely(!(flags & HI_ENT_POINT)))
+		return key;
+	hi_point_get(key, &x, &y);
+	hi_point_box(x, y, tmp);
+	return tmp;
+}
+
+/*
+ * A canonical point datum (HI_ENT_CANON) rebuilt from its coordinates:
+ * byte for byte the GSERIALIZED PostGIS 3 writes for POINT(x y) with SRID
+ * srid (palloc'd, 4-byte varlena header).
+ */
+extern Datum hi_point_datum(double x, double y, int32 srid);
+
+/*
+ * If geom is a 2-D point with finite coordinates, its coordinates and
+ * SRID (any serialization); else false.  For exact kNN distances.
+ */
+extern bool hi_geom_point(Datum geom, double *x, double *y, int32 *srid);
 
 /*
  * Box predicates with PostGIS 3 semantics (BOX2DF).
@@ -137,6 +213,38 @@ typedef struct HiKnnSeen
 	int			nat_last;
 	int			maxat_last;
 } HiKnnSeen;
+
+/*
+ * Exact kNN distances.  The AM may give the kNN searches of both cores a
+ * function that returns the exact ORDER BY value of an entry (true) or
+ * declines (false: the box distance, a lower bound, is used and the
+ * executor rechecks).  For a point entry and a point query it is the
+ * distance PostGIS computes; an index-only scan asks it for every entry.
+ */
+typedef bool (*HiExactDistFn) (void *arg, const HiKeyItem *item, double *dist);
+
+typedef struct HiKnnExact
+{
+	HiExactDistFn fn;
+	void	   *arg;
+	void	   *arg2;			/* the AM's own */
+} HiKnnExact;
+
+static inline double
+hi_knn_entry_dist(const HiKnnExact *ex, const HiBox *query, const HiKeyItem *it,
+				  bool *exact)
+{
+	HiBox		tmp;
+	double		d;
+
+	if (ex != NULL && ex->fn != NULL && ex->fn(ex->arg, it, &d))
+	{
+		*exact = true;
+		return d;
+	}
+	*exact = false;
+	return hi_box_distance(hi_ent_box(&it->key, it->flags, &tmp), query);
+}
 
 extern void hi_knn_seen_init(HiKnnSeen *seen);
 extern bool hi_knn_seen(const HiKnnSeen *seen, double dist, ItemPointer tid);

@@ -42,6 +42,7 @@
 #include "base/hi_base.h"
 #include "policy/placement.h"
 #include "core/hi_core.h"
+#include "geom/geom_hits.h"
 #include "log/redo_log.h"
 
 /* dimensions */
@@ -69,10 +70,10 @@
 
 typedef struct GridEntry
 {
-	HiBox		box;
+	HiBox		key;			/* box, or exact point (flags) */
 	ItemPointerData tid;
 	uint8		kind;			/* HiKeyKind */
-	uint8		pad;
+	uint8		flags;			/* HI_ENT_* */
 } GridEntry;
 
 typedef struct GridBucketData
@@ -83,6 +84,22 @@ typedef struct GridBucketData
 
 /* Centre and reach of a box; false if not finite (the entry is "odd") */
 extern bool grid_center(const HiBox *b, double *c, float4 *reach);
+
+/* The box of an entry (its key, or its exact point's box) */
+static inline const HiBox *
+grid_ent_box(const GridEntry *e, HiBox *tmp)
+{
+	return hi_ent_box(&e->key, e->flags, tmp);
+}
+
+/* Centre and reach of an entry's box */
+static inline bool
+grid_ent_center(const GridEntry *e, double *c, float4 *reach)
+{
+	HiBox		tmp;
+
+	return grid_center(grid_ent_box(e, &tmp), c, reach);
+}
 
 /* ---- directories (grid_dir.c) ---- */
 
@@ -426,12 +443,13 @@ typedef struct GridQuery
 } GridQuery;
 
 extern bool grid_entry_matches(const GridQuery *q, const GridEntry *e);
-extern ItemPointer grid_search(Grid *g, const GridQuery *q, Size *n);
+extern void grid_search(Grid *g, const GridQuery *q, HiHits *out);
 
 typedef struct GridKnn GridKnn;
 extern GridKnn *grid_knn_begin(Grid *g, const HiBox *query, bool query_empty,
-							   const GridQuery *q);
-extern bool grid_knn_next(GridKnn *k, ItemPointer tid, double *dist, bool *isnull);
+							   const GridQuery *q, const HiKnnExact *exact);
+extern bool grid_knn_next(GridKnn *k, HiKeyItem *item, double *dist, bool *isnull,
+						  bool *exact);
 extern void grid_knn_end(GridKnn *k);
 
 /* ---- build, vacuum, check (grid_build.c, grid_vacuum.c, grid_check.c) ---- */

@@ -585,7 +585,7 @@ grid_rebuild_subdir(Grid *g, int si)
 		for (j = 0; j < bd[i].n; j++)
 		{
 			items[n].e = bd[i].e[j];
-			if (!grid_center(&bd[i].e[j].box, items[n].c, items[n].reach))
+			if (!grid_ent_center(&bd[i].e[j], items[n].c, items[n].reach))
 				elog(ERROR, "grid bucket holds an entry without a finite centre");
 			n++;
 		}

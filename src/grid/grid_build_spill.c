@@ -118,7 +118,7 @@ grid_build_put(GridBuildSpool *sp, const GridEntry *e)
 		hi_list_put(sp->nulls, e);
 		return;
 	}
-	if (!grid_center(&e->box, it.c, it.reach))
+	if (!grid_ent_center(e, it.c, it.reach))
 	{
 		hi_list_put(sp->odd, e);
 		return;
@@ -407,7 +407,7 @@ grid_ext_finish(GridBuild *bs, GridExt *x)
 			for (i = 0; i < reg->count; i++)
 			{
 				if (!region_next(re, r, &items[i].e) ||
-					!grid_center(&items[i].e.box, items[i].c, items[i].reach))
+					!grid_ent_center(&items[i].e, items[i].c, items[i].reach))
 					elog(ERROR, "grid bulk load lost entries of a region");
 			}
 			if (re->lists)
@@ -427,7 +427,7 @@ grid_ext_finish(GridBuild *bs, GridExt *x)
 		for (i = 0; i < reg->count; i++)
 		{
 			if (!region_next(re, r, &it.e) ||
-				!grid_center(&it.e.box, it.c, it.reach))
+				!grid_ent_center(&it.e, it.c, it.reach))
 				elog(ERROR, "grid bulk load lost entries of a region");
 			hi_list_put(deferred[ndeferred].items, &it);
 		}

@@ -389,7 +389,7 @@ read_items(BufFile *f, GridBuildSpool *sp, GridExt *ext, Size n)
 			GridItem   *dst = room ? &room[done + i] : &it;
 
 			dst->e = buf[i];
-			if (!grid_center(&dst->e.box, dst->c, dst->reach))
+			if (!grid_ent_center(&dst->e, dst->c, dst->reach))
 				elog(ERROR, "a parallel grid build received an entry without a centre");
 			if (ext)
 				grid_ext_put(ext, dst);

@@ -40,7 +40,8 @@ entry_equal(const GridEntry *a, const GridEntry *b)
 {
 	return ItemPointerEquals((ItemPointer) &a->tid, (ItemPointer) &b->tid) &&
 		a->kind == b->kind &&
-		(a->kind != HI_KEY_BOX || memcmp(&a->box, &b->box, sizeof(HiBox)) == 0);
+		(a->kind != HI_KEY_BOX ||
+		 (a->flags == b->flags && memcmp(&a->key, &b->key, sizeof(HiBox)) == 0));
 }
 
 static int

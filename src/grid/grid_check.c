@@ -124,7 +124,7 @@ check_entry(const GridEntry *e, const BucketRef *r)
 	float4		reach[2];
 	int			k;
 
-	if (e->kind != HI_KEY_BOX || !grid_center(&e->box, c, reach))
+	if (e->kind != HI_KEY_BOX || !grid_ent_center(e, c, reach))
 		corrupt("bucket %u holds an entry that belongs outside the grid", r->id);
 	for (k = 0; k < 2; k++)
 	{
@@ -187,7 +187,7 @@ grid_check(Grid *g)
 
 		gc_load(g, &g->gs->odd, 1, &bd);
 		for (i = 0; i < bd.n; i++)
-			if (bd.e[i].kind != HI_KEY_BOX || grid_center(&bd.e[i].box, c, r))
+			if (bd.e[i].kind != HI_KEY_BOX || grid_ent_center(&bd.e[i], c, r))
 				corrupt("the list of boxes without a finite centre holds another entry");
 		if (gc_count(g, g->gs->odd) != (uint32) bd.n)
 			corrupt("the odd-box list counts %u entries but holds %d",
@@ -241,6 +241,7 @@ grid_inspect_json(Grid *g, const char *am)
 
 	initStringInfo(&s);
 	appendStringInfo(&s, "{\"am\": \"%s\", \"mode\": \"%s\", \"page_size\": %u, "
+					 "\"entry_format\": \"%s\", "
 					 "\"bucket_capacity\": %d, \"entries\": %llu, \"null_entries\": %llu, "
 					 "\"pages\": %u, \"pages_flash\": %llu, \"pages_optane\": %llu, "
 					 "\"root\": {\"cells\": [%d, %d], \"regions\": %d, \"reach\": [%g, %g]}, "
@@ -249,7 +250,8 @@ grid_inspect_json(Grid *g, const char *am)
 					 "\"dir_merges\": %llu, \"boundaries_removed\": %llu, \"overflows\": %llu, "
 					 "\"reorganisations\": %llu, "
 					 "\"free_page_ids\": %u, ",
-					 am, g->store->name, g->gs->page_size, g->gs->capacity,
+					 am, g->store->name, g->gs->page_size,
+					 HI_ENTRY_FORMAT_NAME(g->sh->meta.version), g->gs->capacity,
 					 (unsigned long long) g->sh->meta.nentries,
 					 (unsigned long long) g->sh->meta.nnulls,
 					 g->sh->meta.npages,

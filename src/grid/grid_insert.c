@@ -91,7 +91,7 @@ grid_items(const GridEntry *e, int n)
 	for (i = 0; i < n; i++)
 	{
 		it[i].e = e[i];
-		if (!grid_center(&e[i].box, it[i].c, it[i].reach))
+		if (!grid_ent_center(&e[i], it[i].c, it[i].reach))
 			elog(ERROR, "grid bucket holds an entry without a finite centre");
 	}
 	return it;
@@ -326,7 +326,7 @@ grid_insert(Grid *g, const GridEntry *e)
 		g->sh->meta.nnulls++;
 		return;
 	}
-	if (!grid_center(&e->box, c, reach))
+	if (!grid_ent_center(e, c, reach))
 	{
 		gc_add(g, special_chain(g, false), e);
 		g->sh->meta.nentries++;
@@ -464,8 +464,10 @@ grid_insert_read_ahead(Grid *g, const HiKeyItem *items, int n)
 	for (i = 0; i < n; i++)
 	{
 		float4		reach[2];
+		HiBox		tmp;
 
-		if (items[i].kind != HI_KEY_BOX || !grid_center(&items[i].box, cx + 2 * m, reach))
+		if (items[i].kind != HI_KEY_BOX ||
+			!grid_center(hi_ent_box(&items[i].key, items[i].flags, &tmp), cx + 2 * m, reach))
 			continue;
 		dir[m] = rv.r[gdv_locate(&rv, cx[2 * m + GRID_X], cx[2 * m + GRID_Y])].ref;
 		dirs[ndirs++] = dir[m++];

@@ -53,7 +53,8 @@ typedef struct KnnItem
 	int			type;
 	int			ref;			/* RING: view; BUCKET, SUBDIR: pending index */
 	int			ring;
-	ItemPointerData tid;
+	bool		exact;			/* dist is the true ORDER BY value */
+	HiKeyItem	e;				/* the entry (KI_ENTRY) */
 } KnnItem;
 
 /*
@@ -91,6 +92,7 @@ struct GridKnn
 	HiIndex    *idx;
 	HiBox		query;
 	bool		query_empty;
+	HiKnnExact	exact;
 	const GridQuery *q;
 	MemoryContext cxt;			/* reset at each (re)start */
 	MemoryContext tmpcxt;		/* reset at each call */
@@ -109,8 +111,8 @@ struct GridKnn
 	Size		tailpos;
 };
 
-static bool knn_next(GridKnn *k, HiIndexShared *sh, ItemPointer tid, double *dist,
-					 bool *isnull);
+static bool knn_next(GridKnn *k, HiIndexShared *sh, HiKeyItem *item, double *dist,
+					 bool *isnull, bool *exact);
 
 static int
 knn_cmp(const pairingheap_node *a, const pairingheap_node *b, void *arg)
@@ -170,7 +172,7 @@ grid_region_distance(const HiBox *q, const double *lo, const double *hi,
 }
 
 static void
-push(GridKnn *k, double dist, int type, int ref, int ring, ItemPointer tid)
+push(GridKnn *k, double dist, int type, int ref, int ring)
 {
 	KnnItem    *it = MemoryContextAlloc(k->cxt, sizeof(KnnItem));
 
@@ -178,8 +180,24 @@ push(GridKnn *k, double dist, int type, int ref, int ring, ItemPointer tid)
 	it->type = type;
 	it->ref = ref;
 	it->ring = ring;
-	if (tid)
-		it->tid = *tid;
+	it->exact = false;
+	pairingheap_add(k->heap, &it->ph);
+}
+
+/* an entry, at its exact distance if the AM gives one */
+static void
+push_entry(GridKnn *k, const GridEntry *e)
+{
+	KnnItem    *it = MemoryContextAlloc(k->cxt, sizeof(KnnItem));
+
+	it->type = KI_ENTRY;
+	it->ref = 0;
+	it->ring = 0;
+	it->e.key = e->key;
+	it->e.tid = e->tid;
+	it->e.kind = e->kind;
+	it->e.flags = e->flags;
+	it->dist = hi_knn_entry_dist(&k->exact, &k->query, &it->e, &it->exact);
 	pairingheap_add(k->heap, &it->ph);
 }
 
@@ -300,9 +318,9 @@ queue_cell(GridKnn *k, RingView *rv, int x, int y)
 		return;
 	dist = grid_region_distance(&k->query, lo, hi, rv->v.r[ri].reach);
 	if (rv->root)
-		push(k, dist, KI_SUBDIR, pend_add(k, &k->subdirs, rv->v.r[ri].ref, dist), 0, NULL);
+		push(k, dist, KI_SUBDIR, pend_add(k, &k->subdirs, rv->v.r[ri].ref, dist), 0);
 	else
-		push(k, dist, KI_BUCKET, pend_add(k, &k->buckets, rv->v.r[ri].ref, dist), 0, NULL);
+		push(k, dist, KI_BUCKET, pend_add(k, &k->buckets, rv->v.r[ri].ref, dist), 0);
 }
 
 /*
@@ -343,7 +361,7 @@ expand_ring(GridKnn *k, int vi, int r)
 	}
 	next = ring_bound(k, rv, r);
 	if (next >= 0)
-		push(k, next, KI_RING, vi, r + 1, NULL);
+		push(k, next, KI_RING, vi, r + 1);
 }
 
 static int
@@ -473,8 +491,7 @@ load_buckets(GridKnn *k, Grid *g, int first)
 		grp[i]->loaded = true;
 		for (j = 0; j < bd[i].n; j++)
 			if (grid_entry_matches(k->q, &bd[i].e[j]))
-				push(k, hi_box_distance(&bd[i].e[j].box, &k->query), KI_ENTRY, 0, 0,
-					 &bd[i].e[j].tid);
+				push_entry(k, &bd[i].e[j]);
 		if (bd[i].e)
 			pfree(bd[i].e);
 	}
@@ -484,10 +501,13 @@ load_buckets(GridKnn *k, Grid *g, int first)
 }
 
 GridKnn *
-grid_knn_begin(Grid *g, const HiBox *query, bool query_empty, const GridQuery *q)
+grid_knn_begin(Grid *g, const HiBox *query, bool query_empty, const GridQuery *q,
+			   const HiKnnExact *exact)
 {
 	GridKnn    *k = palloc0(sizeof(GridKnn));
 
+	if (exact)
+		k->exact = *exact;
 	k->idx = g->idx;
 	if (query)
 		k->query = *query;
@@ -520,15 +540,14 @@ restart(GridKnn *k, Grid *g)
 	k->split_seen = pg_atomic_read_u64(&g->sh->split_count);
 	grid_root(g, &rv);
 	add_view(k, (char *) rv.h, g->gs->root_len, true);
-	push(k, 0, KI_RING, 0, 0, NULL);
+	push(k, 0, KI_RING, 0, 0);
 	/* boxes without a finite centre: outside the grid, few if any */
 	if (g->gs->odd != HI_INVALID_PAGE)
 	{
 		gc_load(g, &g->gs->odd, 1, &bd);
 		for (i = 0; i < bd.n; i++)
 			if (grid_entry_matches(k->q, &bd.e[i]))
-				push(k, hi_box_distance(&bd.e[i].box, &k->query), KI_ENTRY, 0, 0,
-					 &bd.e[i].tid);
+				push_entry(k, &bd.e[i]);
 	}
 	k->started = true;
 }
@@ -555,7 +574,7 @@ collect_tail(GridKnn *k, Grid *g)
  * EMPTY geometry, or an EMPTY query) and sorts last.
  */
 bool
-grid_knn_next(GridKnn *k, ItemPointer tid, double *dist, bool *isnull)
+grid_knn_next(GridKnn *k, HiKeyItem *item, double *dist, bool *isnull, bool *exact)
 {
 	HiIndexShared *sh = k->idx->sh;
 	MemoryContext old;
@@ -564,13 +583,14 @@ grid_knn_next(GridKnn *k, ItemPointer tid, double *dist, bool *isnull)
 	/* what a call reads is dropped after it; what the walk keeps is in cxt */
 	MemoryContextReset(k->tmpcxt);
 	old = MemoryContextSwitchTo(k->tmpcxt);
-	found = knn_next(k, sh, tid, dist, isnull);
+	found = knn_next(k, sh, item, dist, isnull, exact);
 	MemoryContextSwitchTo(old);
 	return found;
 }
 
 static bool
-knn_next(GridKnn *k, HiIndexShared *sh, ItemPointer tid, double *dist, bool *isnull)
+knn_next(GridKnn *k, HiIndexShared *sh, HiKeyItem *item, double *dist, bool *isnull,
+		 bool *exact)
 {
 	if (!k->query_empty && !k->tail_started)
 	{
@@ -589,12 +609,13 @@ knn_next(GridKnn *k, HiIndexShared *sh, ItemPointer tid, double *dist, bool *isn
 			switch (it->type)
 			{
 				case KI_ENTRY:
-					if (hi_knn_seen(&k->seen, it->dist, &it->tid))
+					if (hi_knn_seen(&k->seen, it->dist, &it->e.tid))
 						break;
-					hi_knn_seen_add(&k->seen, it->dist, &it->tid);
-					*tid = it->tid;
+					hi_knn_seen_add(&k->seen, it->dist, &it->e.tid);
+					*item = it->e;
 					*dist = it->dist;
 					*isnull = false;
+					*exact = it->exact;
 					LWLockRelease(&sh->tree_lock);
 					return true;
 				case KI_RING:
@@ -626,7 +647,12 @@ knn_next(GridKnn *k, HiIndexShared *sh, ItemPointer tid, double *dist, bool *isn
 			/* no distance for anything: every qualifying entry */
 			MemoryContext old = MemoryContextSwitchTo(k->cxt);
 
-			k->tail = grid_search(g, k->q, &k->ntail);
+			HiHits		hits;
+
+			hi_hits_init(&hits, false);
+			grid_search(g, k->q, &hits);
+			k->tail = hits.tids;
+			k->ntail = hits.n;
 			MemoryContextSwitchTo(old);
 		}
 		else
@@ -635,9 +661,12 @@ knn_next(GridKnn *k, HiIndexShared *sh, ItemPointer tid, double *dist, bool *isn
 	}
 	if (k->tailpos < k->ntail)
 	{
-		*tid = k->tail[k->tailpos++];
+		memset(item, 0, sizeof(HiKeyItem));
+		item->kind = HI_KEY_UNKNOWN;
+		item->tid = k->tail[k->tailpos++];
 		*dist = 0;
 		*isnull = true;
+		*exact = true;
 		return true;
 	}
 	return false;

@@ -23,7 +23,8 @@ static inline bool
 same_entry(const GridEntry *a, const GridEntry *b)
 {
 	return ItemPointerEquals((ItemPointer) &a->tid, (ItemPointer) &b->tid) &&
-		a->kind == b->kind && memcmp(&a->box, &b->box, sizeof(HiBox)) == 0;
+		a->kind == b->kind && a->flags == b->flags &&
+		memcmp(&a->key, &b->key, sizeof(HiBox)) == 0;
 }
 
 /* A removal VACUUM makes: logged (durable at the end of ambulkdelete) */
@@ -31,7 +32,7 @@ void
 grid_note_delete(Grid *g, const GridEntry *e)
 {
 	hi_log_append(g->idx, HI_LOG_DELETE, InvalidTransactionId,
-				  (HiKeyKind) e->kind, &e->box, (ItemPointer) &e->tid);
+				  (HiKeyKind) e->kind, &e->key, e->flags, (ItemPointer) &e->tid);
 	if (e->kind == HI_KEY_BOX)
 		g->sh->meta.nentries--;
 	else
@@ -56,7 +57,7 @@ grid_delete(Grid *g, const GridEntry *e)
 	int			i;
 	bool		found = false;
 
-	if (e->kind != HI_KEY_BOX || !grid_center(&e->box, c, reach))
+	if (e->kind != HI_KEY_BOX || !grid_ent_center(e, c, reach))
 	{
 		uint32		chain = e->kind != HI_KEY_BOX ? g->gs->nulls : g->gs->odd;
 

@@ -119,7 +119,8 @@ grid_region_may_match(const GridQuery *q, const GridKey *drive, int elem,
 static bool
 qual_matches(const GridQual *q, const GridEntry *e)
 {
-	const HiBox *eb = e->kind == HI_KEY_BOX ? &e->box : hi_empty_box();
+	HiBox		tmp;
+	const HiBox *eb = e->kind == HI_KEY_BOX ? grid_ent_box(e, &tmp) : hi_empty_box();
 	const HiBox *qb = q->empty ? NULL : &q->box;
 
 	if (q->isnull)
@@ -165,27 +166,8 @@ grid_entry_matches(const GridQuery *q, const GridEntry *e)
 
 /* ---- result accumulation ---- */
 
-typedef struct TidList
-{
-	ItemPointer tids;
-	Size		n;
-	Size		max;
-} TidList;
-
 static void
-tids_add(TidList *t, ItemPointer tid)
-{
-	if (t->n == t->max)
-	{
-		t->max = Max(64, t->max * 2);
-		t->tids = t->tids ? repalloc_huge(t->tids, sizeof(ItemPointerData) * t->max) :
-			palloc_extended(sizeof(ItemPointerData) * t->max, MCXT_ALLOC_HUGE);
-	}
-	t->tids[t->n++] = *tid;
-}
-
-static void
-scan_chain(Grid *g, uint32 head, const GridQuery *q, TidList *out)
+scan_chain(Grid *g, uint32 head, const GridQuery *q, HiHits *out)
 {
 	GridBucketData bd;
 	int			i;
@@ -195,7 +177,7 @@ scan_chain(Grid *g, uint32 head, const GridQuery *q, TidList *out)
 	gc_load(g, &head, 1, &bd);
 	for (i = 0; i < bd.n; i++)
 		if (grid_entry_matches(q, &bd.e[i]))
-			tids_add(out, &bd.e[i].tid);
+			hi_hits_add(out, &bd.e[i].tid, bd.e[i].kind, &bd.e[i].key, bd.e[i].flags);
 	if (bd.e)
 		pfree(bd.e);
 }
@@ -377,7 +359,7 @@ entry_matches_via(const GridQuery *q, const GridKey *drive, const int *elems,
  */
 static void
 scan_buckets(Grid *g, const GridQuery *q, const GridKey *drive, const VisitList *v,
-			 TidList *out)
+			 HiHits *out)
 {
 	int			limit = gbuf_batch_limit(g, GRID_BUF_BUCKET);
 	uint32	   *b = palloc(sizeof(uint32) * Max(v->n, 1));
@@ -419,7 +401,8 @@ scan_buckets(Grid *g, const GridQuery *q, const GridKey *drive, const VisitList 
 			for (j = 0; j < bd[i].n; j++)
 				if (entry_matches_via(q, drive, elems + first[k], first[k + 1] - first[k],
 									  &bd[i].e[j]))
-					tids_add(out, &bd[i].e[j].tid);
+					hi_hits_add(out, &bd[i].e[j].tid, bd[i].e[j].kind, &bd[i].e[j].key,
+								bd[i].e[j].flags);
 			if (bd[i].e)
 				pfree(bd[i].e);
 		}
@@ -436,10 +419,9 @@ scan_buckets(Grid *g, const GridQuery *q, const GridKey *drive, const VisitList 
  * The TIDs of every entry satisfying q, each once (tree_lock held in
  * shared mode by the caller).
  */
-ItemPointer
-grid_search(Grid *g, const GridQuery *q, Size *n)
+void
+grid_search(Grid *g, const GridQuery *q, HiHits *out)
 {
-	TidList		out = {NULL, 0, 0};
 	const GridKey *drive = NULL;
 	int			nelem = 1;
 	GridDirView rv;
@@ -453,9 +435,8 @@ grid_search(Grid *g, const GridQuery *q, Size *n)
 	int			e,
 				i;
 
-	*n = 0;
 	if (q->impossible)
-		return NULL;
+		return;
 	for (i = 0; i < q->nkeys; i++)
 		if (drive == NULL || q->keys[i].nelems < drive->nelems)
 			drive = &q->keys[i];
@@ -464,8 +445,8 @@ grid_search(Grid *g, const GridQuery *q, Size *n)
 
 	/* the chains outside the grid */
 	if (q->nkeys == 0 || empty_may_match(q))
-		scan_chain(g, g->gs->nulls, q, &out);
-	scan_chain(g, g->gs->odd, q, &out);
+		scan_chain(g, g->gs->nulls, q, out);
+	scan_chain(g, g->gs->odd, q, out);
 
 	/* phase 1 (Algorithm 8, lines 1-10): sub-directories per element */
 	grid_root(g, &rv);
@@ -515,8 +496,5 @@ grid_search(Grid *g, const GridQuery *q, Size *n)
 
 	/* phase 3 (lines 20-29): buckets in groups, across sub-directories */
 	visits_sort(&buckets);
-	scan_buckets(g, q, drive, &buckets, &out);
-
-	*n = out.n;
-	return out.tids;
+	scan_buckets(g, q, drive, &buckets, out);
 }

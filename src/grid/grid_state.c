@@ -516,7 +516,8 @@ grid_redo(HiIndex *idx, const HiLogRecord *rec)
 	}
 	g->gs->applied_lsn = rec->lsn + sizeof(HiLogRecord);
 	memset(&e, 0, sizeof(e));
-	e.box = rec->box;
+	e.key = rec->key;
+	e.flags = rec->flags;
 	e.tid = rec->tid;
 	e.kind = rec->iskey;
 	if (rec->type == HI_LOG_INSERT)
@@ -528,7 +529,7 @@ grid_redo(HiIndex *idx, const HiLogRecord *rec)
 			double		c[2];
 			float4		r[2];
 
-			if (grid_center(&e.box, c, r))
+			if (grid_ent_center(&e, c, r))
 				grid_try_merge(g, c[GRID_X], c[GRID_Y]);
 		}
 	}

@@ -185,7 +185,8 @@ append(Grid *g, uint32 b, uint8 op, const GridEntry *e, int n)
 			r->op = op;
 			r->kind = e[done + i].kind;
 			r->ts = ls->ts++;
-			r->box = e[done + i].box;
+			r->key = e[done + i].key;
+			r->flags = e[done + i].flags;
 			r->tid = e[done + i].tid;
 		}
 		gbuf_dirty(g, GRID_BUF_BUCKET, f);
@@ -287,7 +288,9 @@ cmp_rec(const void *a, const void *b)
 		return c;
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
-	c = memcmp(&x->box, &y->box, sizeof(HiBox));
+	if (x->flags != y->flags)
+		return x->flags < y->flags ? -1 : 1;
+	c = memcmp(&x->key, &y->key, sizeof(HiBox));
 	if (c != 0)
 		return c;
 	return x->ts < y->ts ? -1 : x->ts > y->ts ? 1 : 0;
@@ -298,7 +301,8 @@ static inline void
 entry_of(GridEntry *e, const LbRecord *r)
 {
 	memset(e, 0, sizeof(GridEntry));
-	e->box = r->box;
+	e->key = r->key;
+	e->flags = r->flags;
 	e->tid = r->tid;
 	e->kind = r->kind;
 }
@@ -333,8 +337,8 @@ resolve(RecList *rl, GridBucketData *out)
 
 		while (j < rl->n && cmp_rec(&rl->r[i], &rl->r[j]) <= 0 &&
 			   ItemPointerEquals(&rl->r[i].tid, &rl->r[j].tid) &&
-			   rl->r[i].kind == rl->r[j].kind &&
-			   memcmp(&rl->r[i].box, &rl->r[j].box, sizeof(HiBox)) == 0)
+			   rl->r[i].kind == rl->r[j].kind && rl->r[i].flags == rl->r[j].flags &&
+			   memcmp(&rl->r[i].key, &rl->r[j].key, sizeof(HiBox)) == 0)
 		{
 			if (rl->r[j].op == LB_OP_INSERT)
 				live++;
@@ -730,7 +734,8 @@ lb_bulk(Grid *g, GridWriter *w, const GridEntry *e, const int *first, int n, uin
 			r[j].op = LB_OP_INSERT;
 			r[j].kind = e[k].kind;
 			r[j].ts = ts0 + k;
-			r[j].box = e[k].box;
+			r[j].key = e[k].key;
+			r[j].flags = e[k].flags;
 			r[j].tid = e[k].tid;
 			if (j > 0 && r[j].bucket < r[j - 1].bucket)
 				sorted = false;

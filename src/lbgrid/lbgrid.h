@@ -30,9 +30,10 @@ typedef struct LbRecord
 	uint32		bucket;			/* logical bucket id */
 	uint8		op;				/* LB_OP_* */
 	uint8		kind;			/* HiKeyKind */
-	uint16		pad;
+	uint8		flags;			/* HI_ENT_* */
+	uint8		pad;
 	uint64		ts;				/* timestamp: order of the records */
-	HiBox		box;
+	HiBox		key;			/* box or exact point (flags) */
 	ItemPointerData tid;
 	uint16		pad2;
 } LbRecord;

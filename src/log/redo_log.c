@@ -165,7 +165,7 @@ append_records(HiIndexShared *sh, HiLogRecord *recs, int n, const char *name)
  */
 void
 hi_log_append(HiIndex *idx, uint8 type, TransactionId xid, HiKeyKind kind,
-			  const HiBox *box, ItemPointer tid)
+			  const HiBox *key, uint8 flags, ItemPointer tid)
 {
 	HiLogRecord rec;
 	uint64		end;
@@ -174,8 +174,11 @@ hi_log_append(HiIndex *idx, uint8 type, TransactionId xid, HiKeyKind kind,
 	rec.type = type;
 	rec.iskey = (uint8) kind;
 	rec.xid = xid;
-	if (box)
-		rec.box = *box;
+	if (key)
+	{
+		rec.key = *key;
+		rec.flags = flags;
+	}
 	rec.tid = *tid;
 	end = append_records(idx->sh, &rec, 1, hi_index_name(idx));
 	if (TransactionIdIsValid(xid))
@@ -204,7 +207,10 @@ hi_log_append_inserts(HiIndex *idx, TransactionId xid, const HiKeyItem *items, i
 		recs[i].iskey = items[i].kind;
 		recs[i].xid = xid;
 		if (items[i].kind == HI_KEY_BOX)
-			recs[i].box = items[i].box;
+		{
+			recs[i].key = items[i].key;
+			recs[i].flags = items[i].flags;
+		}
 		recs[i].tid = items[i].tid;
 	}
 	end = append_records(idx->sh, recs, n, hi_index_name(idx));

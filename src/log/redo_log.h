@@ -19,16 +19,18 @@ struct HiLogRecord
 	uint32		crc;			/* CRC-32C of the rest of the record */
 	uint8		type;
 	uint8		iskey;			/* HiKeyKind of the entry */
-	uint16		reserved;
+	uint8		flags;			/* HI_ENT_* of the entry (0 before exact points) */
+	uint8		reserved;
 	uint64		lsn;
 	TransactionId xid;			/* top-level xid; Invalid: apply always */
-	HiBox		box;
+	HiBox		key;
 	ItemPointerData tid;
 	uint16		pad;
 };
 
 extern void hi_log_append(HiIndex *idx, uint8 type, TransactionId xid,
-						  HiKeyKind kind, const HiBox *box, ItemPointer tid);
+						  HiKeyKind kind, const HiBox *key, uint8 flags,
+						  ItemPointer tid);
 /* most records hi_log_append_inserts writes at once (12 kB) */
 #define HI_LOG_WRITE_MAX	256
 extern void hi_log_append_inserts(HiIndex *idx, TransactionId xid,

@@ -22,6 +22,7 @@
 
 #include "base/hi_base.h"
 #include "core/hi_core.h"
+#include "geom/geom_hits.h"
 #include "log/redo_log.h"
 
 typedef struct RtInternalEntry
@@ -32,11 +33,34 @@ typedef struct RtInternalEntry
 
 typedef struct RtLeafEntry
 {
-	HiBox		box;
+	HiBox		key;			/* box, or exact point (flags) */
 	ItemPointerData tid;
 	uint8		kind;			/* HiKeyKind */
-	uint8		pad;
+	uint8		flags;			/* HI_ENT_* */
 } RtLeafEntry;
+
+/*
+ * The box of an entry of size esz (leaf entries are the larger ones and may
+ * hold exact points; inner entries start with their box).
+ */
+StaticAssertDecl(sizeof(RtLeafEntry) != sizeof(RtInternalEntry),
+				 "leaf and inner entries are told apart by size");
+
+static inline const HiBox *
+rt_entry_box(const char *ent, Size esz, HiBox *tmp)
+{
+	if (esz == sizeof(RtLeafEntry))
+		return hi_ent_box(&((const RtLeafEntry *) ent)->key,
+						  ((const RtLeafEntry *) ent)->flags, tmp);
+	return (const HiBox *) ent;
+}
+
+/* the box of a leaf entry */
+static inline const HiBox *
+rt_leaf_box(const RtLeafEntry *e, HiBox *tmp)
+{
+	return hi_ent_box(&e->key, e->flags, tmp);
+}
 
 #define RT_HEADER_SIZE		MAXALIGN(sizeof(HiPageHeader))
 #define RT_PAGE_HDR(p)		((HiPageHeader *) (p))
@@ -254,8 +278,9 @@ rt_empty_consistent(const RtQual *quals, int nquals)
 extern void rt_quadratic_split(const HiBox *boxes, int n, int min_fill, bool *right);
 
 /* rtree_insert.c */
-extern void rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box,
-							 ItemPointer tid);
+/* key and flags as in HiKeyItem: a box, or an exact point */
+extern void rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *key,
+							 uint8 flags, ItemPointer tid);
 extern void rt_init_empty(HiIndex *idx);
 extern void rt_redo(HiIndex *idx, const HiLogRecord *rec);
 extern int	rt_choose_entry(const char *page, const HiBox *box);
@@ -277,7 +302,6 @@ extern void rt_spool_put(RtSpool *s, const void *e);
 extern Size rt_spool_count(const RtSpool *s);
 extern void rt_spool_sort(RtSpool *s);
 extern void rt_spool_get(RtSpool *s, void *e);
-extern uint64 rt_spool_key(const void *e, int dim);
 extern void rt_spool_presort(RtSpool *s);
 extern void rt_spool_share(RtSpool *s, const HiLoadShared *files, const char *prefix);
 extern Size rt_spool_export(RtSpool *s, BufFile *list);
@@ -307,23 +331,25 @@ typedef enum RtTidOrder
 	RT_TIDS_INDEX				/* unique, in index (leaf) order: CLUSTER */
 } RtTidOrder;
 
-extern ItemPointer rt_range_search(HiIndex *idx, const RtQual *quals, int nquals,
-								   RtTidOrder order, Size *ntids);
+extern void rt_range_search(HiIndex *idx, const RtQual *quals, int nquals,
+							RtTidOrder order, HiHits *out);
 extern void rt_collect_nulls(HiIndex *idx, bool only_empty, ItemPointer *tids, Size *n);
 
 /* rtree_knn.c */
 typedef struct RtKnnState RtKnnState;
 extern RtKnnState *rt_knn_begin(HiIndex *idx, const HiBox *query, bool query_empty,
-								const RtQual *quals, int nquals);
-extern bool rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull);
+								const RtQual *quals, int nquals,
+								const HiKnnExact *exact);
+extern bool rt_knn_next(RtKnnState *st, HiKeyItem *item, double *dist, bool *isnull,
+						bool *exact);
 extern void rt_knn_end(RtKnnState *st);
 
 /* rtree_vacuum.c */
 extern void rt_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback,
 						   void *cb_state, double *tuples_removed,
 						   double *tuples_remaining);
-extern void rt_delete_entry(HiIndex *idx, HiKeyKind kind, const HiBox *box,
-							ItemPointer tid);
+extern void rt_delete_entry(HiIndex *idx, HiKeyKind kind, const HiBox *key,
+							uint8 flags, ItemPointer tid);
 
 /* rtree_check.c */
 extern void rt_check(HiIndex *idx);

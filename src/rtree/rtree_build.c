@@ -299,9 +299,11 @@ pack_slices(PageWriter *w, RtSpool *in, Size n, Size per_slice, Size esz, int le
 
 			for (k = 0; k < cnt; k++)
 			{
-				const HiBox *b = (const HiBox *) (dst + k * esz);
+				HiBox		tmp;
+				const HiBox *b;
 
 				rt_spool_get(slice, dst + k * esz);
+				b = rt_entry_box(dst + k * esz, esz, &tmp);
 				if (k == 0)
 					up.box = *b;
 				else

@@ -95,7 +95,7 @@ split_into(HiIndex *idx, char *left, char *right, const char *entries, int n,
 	int			i;
 
 	for (i = 0; i < n; i++)
-		memcpy(&boxes[i], entries + i * esz, sizeof(HiBox));	/* box is first */
+		boxes[i] = *rt_entry_box(entries + i * esz, esz, &boxes[i]);
 	rt_quadratic_split(boxes, n, min_fill(idx, level), toright);
 	for (i = 0; i < n; i++)
 	{
@@ -173,8 +173,11 @@ null_insert(HiIndex *idx, HiKeyKind kind, ItemPointer tid)
  * Insert an entry; tree_lock is held exclusively and the change is logged.
  */
 void
-rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid)
+rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *key, uint8 flags,
+				 ItemPointer tid)
 {
+	HiBox		boxbuf;
+	const HiBox *box = hi_ent_box(key, flags, &boxbuf);
 	HiMeta	   *meta = &idx->sh->meta;
 	int			height = meta->height;
 	HiFrame    *path = palloc(sizeof(HiFrame) * (height + 1));
@@ -257,7 +260,8 @@ rt_insert_locked(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid
 			rt_begin_write(idx, path[l]);
 
 	memset(&leafe, 0, sizeof(leafe));
-	leafe.box = *box;
+	leafe.key = *key;
+	leafe.flags = flags;
 	leafe.tid = *tid;
 	leafe.kind = HI_KEY_BOX;
 
@@ -351,7 +355,7 @@ rt_redo(HiIndex *idx, const HiLogRecord *rec)
 	ItemPointerData tid = rec->tid;
 
 	if (rec->type == HI_LOG_INSERT)
-		rt_insert_locked(idx, (HiKeyKind) rec->iskey, &rec->box, &tid);
+		rt_insert_locked(idx, (HiKeyKind) rec->iskey, &rec->key, rec->flags, &tid);
 	else if (rec->type == HI_LOG_DELETE)
-		rt_delete_entry(idx, (HiKeyKind) rec->iskey, &rec->box, &tid);
+		rt_delete_entry(idx, (HiKeyKind) rec->iskey, &rec->key, rec->flags, &tid);
 }

@@ -96,9 +96,12 @@ plan(HiIndex *idx, const HiKeyItem *items, int n)
 	LWLockAcquire(&idx->sh->tree_lock, LW_SHARED);
 	for (i = 0; i < n; i++)
 	{
+		HiBox		tmp;
+
 		p[i].item = i;
 		p[i].leaf = items[i].kind == HI_KEY_BOX ?
-			choose_leaf(idx, &items[i].box) : HI_INVALID_PAGE;
+			choose_leaf(idx, hi_ent_box(&items[i].key, items[i].flags, &tmp)) :
+			HI_INVALID_PAGE;
 		if ((i & 1023) == 1023)
 			CHECK_FOR_INTERRUPTS();
 	}
@@ -147,7 +150,8 @@ apply_insert(void *arg, const HiKeyItem *it)
 {
 	ItemPointerData tid = it->tid;
 
-	rt_insert_locked((HiIndex *) arg, (HiKeyKind) it->kind, &it->box, &tid);
+	rt_insert_locked((HiIndex *) arg, (HiKeyKind) it->kind, &it->key, it->flags,
+					 &tid);
 }
 
 /*

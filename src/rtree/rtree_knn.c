@@ -25,8 +25,9 @@ typedef struct KnnItem
 	pairingheap_node ph;
 	double		dist;
 	bool		is_tid;
+	bool		exact;			/* dist is the true ORDER BY value */
 	uint32		pageno;
-	ItemPointerData tid;
+	HiKeyItem	e;				/* the entry (is_tid) */
 } KnnItem;
 
 struct RtKnnState
@@ -34,6 +35,7 @@ struct RtKnnState
 	HiIndex    *idx;
 	HiBox		query;
 	bool		query_empty;
+	HiKnnExact	exact;
 	RtQual	   *quals;
 	int			nquals;
 	MemoryContext heapcxt;
@@ -66,10 +68,12 @@ knn_cmp(const pairingheap_node *a, const pairingheap_node *b, void *arg)
 
 RtKnnState *
 rt_knn_begin(HiIndex *idx, const HiBox *query, bool query_empty,
-			 const RtQual *quals, int nquals)
+			 const RtQual *quals, int nquals, const HiKnnExact *exact)
 {
 	RtKnnState *st = palloc0(sizeof(RtKnnState));
 
+	if (exact)
+		st->exact = *exact;
 	st->idx = idx;
 	if (query)
 		st->query = *query;
@@ -84,15 +88,30 @@ rt_knn_begin(HiIndex *idx, const HiBox *query, bool query_empty,
 }
 
 static void
-push(RtKnnState *st, double dist, bool is_tid, uint32 pageno, ItemPointer tid)
+push(RtKnnState *st, double dist, uint32 pageno)
 {
 	KnnItem    *it = MemoryContextAlloc(st->heapcxt, sizeof(KnnItem));
 
 	it->dist = dist;
-	it->is_tid = is_tid;
+	it->is_tid = false;
+	it->exact = false;
 	it->pageno = pageno;
-	if (tid)
-		it->tid = *tid;
+	pairingheap_add(st->heap, &it->ph);
+}
+
+/* a leaf entry, at its exact distance if the AM gives one */
+static void
+push_entry(RtKnnState *st, const RtLeafEntry *e)
+{
+	KnnItem    *it = MemoryContextAlloc(st->heapcxt, sizeof(KnnItem));
+
+	it->is_tid = true;
+	it->pageno = HI_INVALID_PAGE;
+	it->e.key = e->key;
+	it->e.tid = e->tid;
+	it->e.kind = e->kind;
+	it->e.flags = e->flags;
+	it->dist = hi_knn_entry_dist(&st->exact, &st->query, &it->e, &it->exact);
 	pairingheap_add(st->heap, &it->ph);
 }
 
@@ -108,7 +127,7 @@ restart(RtKnnState *st)
 	st->heap = pairingheap_allocate(knn_cmp, NULL);
 	MemoryContextSwitchTo(old);
 	st->split_seen = pg_atomic_read_u64(&sh->split_count);
-	push(st, 0, false, sh->meta.root, NULL);
+	push(st, 0, sh->meta.root);
 	st->started = true;
 }
 
@@ -117,7 +136,7 @@ restart(RtKnnState *st)
  * (NULL or EMPTY geometry, or a NULL/EMPTY query) and sorts last.
  */
 bool
-rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
+rt_knn_next(RtKnnState *st, HiKeyItem *item, double *dist, bool *isnull, bool *exact)
 {
 	HiIndexShared *sh = st->idx->sh;
 
@@ -136,15 +155,16 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 
 			if (it->is_tid)
 			{
-				if (hi_knn_seen(&st->seen, it->dist, &it->tid))
+				if (hi_knn_seen(&st->seen, it->dist, &it->e.tid))
 				{
 					pfree(it);
 					continue;
 				}
-				hi_knn_seen_add(&st->seen, it->dist, &it->tid);
-				*tid = it->tid;
+				hi_knn_seen_add(&st->seen, it->dist, &it->e.tid);
+				*item = it->e;
 				*dist = it->dist;
 				*isnull = false;
+				*exact = it->exact;
 				pfree(it);
 				LWLockRelease(&sh->tree_lock);
 				return true;
@@ -159,17 +179,20 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 
 				for (k = 0; k < nent; k++)
 					if (rt_internal_consistent(st->quals, st->nquals, &e[k].box))
-						push(st, hi_box_distance(&e[k].box, &st->query), false,
-							 e[k].child, NULL);
+						push(st, hi_box_distance(&e[k].box, &st->query), e[k].child);
 			}
 			else
 			{
 				RtLeafEntry *e = RT_LEAF(page);
 
 				for (k = 0; k < nent; k++)
-					if (rt_leaf_consistent(st->quals, st->nquals, &e[k].box))
-						push(st, hi_box_distance(&e[k].box, &st->query), true,
-							 HI_INVALID_PAGE, &e[k].tid);
+				{
+					HiBox		tmp;
+					const HiBox *b = rt_leaf_box(&e[k], &tmp);
+
+					if (rt_leaf_consistent(st->quals, st->nquals, b))
+						push_entry(st, &e[k]);
+				}
 			}
 			rt_release(st->idx, f);
 			pfree(it);
@@ -185,12 +208,16 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 		if (st->query_empty)
 		{
 			/* no distance for anything: every qualifying entry, then NULLs */
+			HiHits		hits;
 			ItemPointer boxes;
 			Size		nboxes;
 			ItemPointer nulls = NULL;
 			Size		nnulls = 0;
 
-			boxes = rt_range_search(st->idx, st->quals, st->nquals, RT_TIDS_HEAP, &nboxes);
+			hi_hits_init(&hits, false);
+			rt_range_search(st->idx, st->quals, st->nquals, RT_TIDS_HEAP, &hits);
+			boxes = hits.tids;
+			nboxes = hits.n;
 			if (st->nquals == 0 || rt_empty_consistent(st->quals, st->nquals))
 				rt_collect_nulls(st->idx, st->nquals > 0, &nulls, &nnulls);
 			st->ntail = nboxes + nnulls;
@@ -206,9 +233,12 @@ rt_knn_next(RtKnnState *st, ItemPointer tid, double *dist, bool *isnull)
 	}
 	if (st->tailpos < st->ntail)
 	{
-		*tid = st->tail[st->tailpos++];
+		memset(item, 0, sizeof(HiKeyItem));
+		item->kind = HI_KEY_UNKNOWN;
+		item->tid = st->tail[st->tailpos++];
 		*dist = 0;
 		*isnull = true;
+		*exact = true;
 		return true;
 	}
 	return false;

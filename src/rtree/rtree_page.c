@@ -69,8 +69,9 @@ rt_page_box(const char *page, HiBox *box)
 
 	for (i = 0; i < h->nentries; i++)
 	{
+		HiBox		tmp;
 		const HiBox *b = h->level > 0 ? &RT_INTERNAL(page)[i].box :
-		&RT_LEAF(page)[i].box;
+		rt_leaf_box(&RT_LEAF(page)[i], &tmp);
 
 		if (i == 0)
 			*box = *b;

@@ -17,82 +17,11 @@
 
 #include "rtree/rtree.h"
 
-typedef struct TidList
-{
-	ItemPointer tids;
-	Size		n;
-	Size		max;
-} TidList;
-
-static void
-tids_add(TidList *l, ItemPointer tid)
-{
-	if (l->n == l->max)
-	{
-		l->max = Max(64, l->max * 2);
-		l->tids = l->tids == NULL ?
-			palloc_extended(sizeof(ItemPointerData) * l->max, MCXT_ALLOC_HUGE) :
-			repalloc_huge(l->tids, sizeof(ItemPointerData) * l->max);
-	}
-	l->tids[l->n++] = *tid;
-}
-
-static int
-cmp_tid(const void *a, const void *b)
-{
-	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
-}
-
-static void
-tids_sort_unique(TidList *l)
-{
-	Size		i,
-				o = 0;
-
-	if (l->n < 2)
-		return;
-	qsort(l->tids, l->n, sizeof(ItemPointerData), cmp_tid);
-	for (i = 0; i < l->n; i++)
-		if (o == 0 || !ItemPointerEquals(&l->tids[o - 1], &l->tids[i]))
-			l->tids[o++] = l->tids[i];
-	l->n = o;
-}
-
-/* Drop repeated TIDs, keeping the first of each where it is */
-static void
-tids_unique_in_order(TidList *l)
-{
-	HASHCTL		ctl;
-	HTAB	   *seen;
-	Size		i,
-				o = 0;
-
-	if (l->n < 2)
-		return;
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(ItemPointerData);
-	ctl.entrysize = sizeof(ItemPointerData);
-	ctl.hcxt = CurrentMemoryContext;
-	seen = hash_create("hybrid_index tids", l->n, &ctl,
-					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	for (i = 0; i < l->n; i++)
-	{
-		bool		found;
-
-		(void) hash_search(seen, &l->tids[i], HASH_ENTER, &found);
-		if (!found)
-			l->tids[o++] = l->tids[i];
-	}
-	hash_destroy(seen);
-	l->n = o;
-}
-
-ItemPointer
+void
 rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, RtTidOrder order,
-				Size *ntids)
+				HiHits *out)
 {
 	HiIndexShared *sh = idx->sh;
-	TidList		out = {NULL, 0, 0};
 	uint32	   *cur;
 	Size		ncur = 1;
 	Size		maxcur = 64;
@@ -145,8 +74,12 @@ rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, RtTidOrder order,
 					RtLeafEntry *e = RT_LEAF(page);
 
 					for (k = 0; k < nent; k++)
-						if (rt_leaf_consistent(quals, nquals, &e[k].box))
-							tids_add(&out, &e[k].tid);
+					{
+						HiBox		tmp;
+
+						if (rt_leaf_consistent(quals, nquals, rt_leaf_box(&e[k], &tmp)))
+							hi_hits_add(out, &e[k].tid, e[k].kind, &e[k].key, e[k].flags);
+					}
 				}
 				rt_release(idx, frames[i]);
 			}
@@ -163,11 +96,9 @@ rt_range_search(HiIndex *idx, const RtQual *quals, int nquals, RtTidOrder order,
 
 	/* a bitmap orders and deduplicates by itself */
 	if (order == RT_TIDS_HEAP)
-		tids_sort_unique(&out);
+		hi_hits_sort_unique(out);
 	else if (order == RT_TIDS_INDEX)
-		tids_unique_in_order(&out);
-	*ntids = out.n;
-	return out.tids;
+		hi_hits_unique_in_order(out);
 }
 
 /* TIDs of the null list: NULL and EMPTY geometries, or EMPTY ones only */
@@ -175,8 +106,10 @@ void
 rt_collect_nulls(HiIndex *idx, bool only_empty, ItemPointer *tids, Size *n)
 {
 	HiIndexShared *sh = idx->sh;
-	TidList		out = {NULL, 0, 0};
+	HiHits		out;
 	uint32		pageno;
+
+	hi_hits_init(&out, false);
 
 	hi_lock_for_read(idx);
 	pageno = sh->meta.null_head;
@@ -188,13 +121,14 @@ rt_collect_nulls(HiIndex *idx, bool only_empty, ItemPointer *tids, Size *n)
 
 		for (k = 0; k < RT_PAGE_HDR(page)->nentries; k++)
 			if (!only_empty || RT_LEAF(page)[k].kind == HI_KEY_EMPTY)
-				tids_add(&out, &RT_LEAF(page)[k].tid);
+				hi_hits_add(&out, &RT_LEAF(page)[k].tid, RT_LEAF(page)[k].kind,
+							&RT_LEAF(page)[k].key, RT_LEAF(page)[k].flags);
 		pageno = rt_null_next(page);
 		rt_release(idx, f);
 		CHECK_FOR_INTERRUPTS();
 	}
 	LWLockRelease(&sh->tree_lock);
-	tids_sort_unique(&out);
+	hi_hits_sort_unique(&out);
 	*tids = out.tids;
 	*n = out.n;
 }

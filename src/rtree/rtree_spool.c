@@ -19,14 +19,24 @@
 struct RtSpool
 {
 	int			dim;
+	bool		leaf;			/* entries are RtLeafEntry (may be points) */
 	HiRunSort  *sort;
 };
 
+/* an exact point sorts by its coordinate, a box by its centre */
 static inline double
-centre(const void *e, int dim)
+centre(const void *e, int dim, bool leaf)
 {
 	const HiBox *b = (const HiBox *) e;
 
+	if (leaf && (((const RtLeafEntry *) e)->flags & HI_ENT_POINT))
+	{
+		double		x,
+					y;
+
+		hi_point_get(&((const RtLeafEntry *) e)->key, &x, &y);
+		return dim == 0 ? x : y;
+	}
 	return dim == 0 ? ((double) b->xmin + (double) b->xmax) / 2 :
 		((double) b->ymin + (double) b->ymax) / 2;
 }
@@ -34,14 +44,9 @@ centre(const void *e, int dim)
 static uint64
 centre_key(const void *e, void *arg)
 {
-	return hi_radix_key_double(centre(e, *(const int *) arg));
-}
+	const RtSpool *s = (const RtSpool *) arg;
 
-/* the key entries are sorted by in a spool of dimension dim */
-uint64
-rt_spool_key(const void *e, int dim)
-{
-	return hi_radix_key_double(centre(e, dim));
+	return hi_radix_key_double(centre(e, s->dim, s->leaf));
 }
 
 /* expect: entries the caller expects, to size the array at once */
@@ -51,7 +56,8 @@ rt_spool_begin(Size esz, int dim, Size budget, Size expect)
 	RtSpool    *s = palloc0(sizeof(RtSpool));
 
 	s->dim = dim;
-	s->sort = hi_runsort_begin(esz, budget, expect, centre_key, &s->dim);
+	s->leaf = esz == sizeof(RtLeafEntry);
+	s->sort = hi_runsort_begin(esz, budget, expect, centre_key, s);
 	return s;
 }
 

@@ -39,7 +39,7 @@ vacuum_page(HiIndex *idx, HiFrame f, IndexBulkDeleteCallback callback,
 		if (callback(&e[k].tid, cb_state))
 		{
 			hi_log_append(idx, HI_LOG_DELETE, InvalidTransactionId,
-						  (HiKeyKind) e[k].kind, &e[k].box, &e[k].tid);
+						  (HiKeyKind) e[k].kind, &e[k].key, e[k].flags, &e[k].tid);
 			if (removed == 0)
 			{
 				rt_begin_write(idx, f);
@@ -235,7 +235,8 @@ delete_null(HiIndex *idx, ItemPointer tid)
 
 /* Depth-first search for the leaf entry (box, tid) under pageno */
 static bool
-delete_in(HiIndex *idx, uint32 pageno, const HiBox *box, ItemPointer tid)
+delete_in(HiIndex *idx, uint32 pageno, const HiBox *key, uint8 flags,
+		  const HiBox *box, ItemPointer tid)
 {
 	HiFrame		f = rt_read(idx, pageno);
 	char	   *page = rt_data(idx, f);
@@ -246,7 +247,8 @@ delete_in(HiIndex *idx, uint32 pageno, const HiBox *box, ItemPointer tid)
 	{
 		for (k = 0; k < h->nentries; k++)
 			if (ItemPointerEquals(&RT_LEAF(page)[k].tid, tid) &&
-				memcmp(&RT_LEAF(page)[k].box, box, sizeof(HiBox)) == 0)
+				RT_LEAF(page)[k].flags == flags &&
+				memcmp(&RT_LEAF(page)[k].key, key, sizeof(HiBox)) == 0)
 			{
 				rt_begin_write(idx, f);
 				RT_LEAF(page)[k] = RT_LEAF(page)[h->nentries - 1];
@@ -265,7 +267,7 @@ delete_in(HiIndex *idx, uint32 pageno, const HiBox *box, ItemPointer tid)
 
 		if (hi_box_contains(&e.box, box))
 		{
-			if (delete_in(idx, e.child, box, tid))
+			if (delete_in(idx, e.child, key, flags, box, tid))
 			{
 				rt_release(idx, f);
 				return true;
@@ -280,10 +282,14 @@ delete_in(HiIndex *idx, uint32 pageno, const HiBox *box, ItemPointer tid)
 
 /* Redo of a logged deletion (tree_lock held exclusively) */
 void
-rt_delete_entry(HiIndex *idx, HiKeyKind kind, const HiBox *box, ItemPointer tid)
+rt_delete_entry(HiIndex *idx, HiKeyKind kind, const HiBox *key, uint8 flags,
+				ItemPointer tid)
 {
+	HiBox		tmp;
+
 	if (kind != HI_KEY_BOX)
 		(void) delete_null(idx, tid);
 	else
-		(void) delete_in(idx, idx->sh->meta.root, box, tid);
+		(void) delete_in(idx, idx->sh->meta.root, key, flags,
+						 hi_ent_box(key, flags, &tmp), tid);
 }

@@ -644,7 +644,7 @@ map_load(const char *path, Size *len, bool *bad)
 	if (buf == NULL)
 		return NULL;
 	if (*len < sizeof(HiMapHeader) || h->magic != HI_MAP_MAGIC ||
-		h->version != HI_MAP_VERSION ||
+		!HI_MAP_VERSION_OK(h->version) ||
 		*len != sizeof(HiMapHeader) + (Size) h->npte * sizeof(uint32) + h->am_blob_len ||
 		h->crc != map_crc(buf, *len))
 		*bad = true;
@@ -668,10 +668,30 @@ hi_map_ckpt_position(const char *path, bool *exists)
 	if (fd < 0)
 		return 0;
 	if (read(fd, &h, sizeof(h)) == sizeof(h) && h.magic == HI_MAP_MAGIC &&
-		h.version == HI_MAP_VERSION)
+		HI_MAP_VERSION_OK(h.version))
 		pos = h.meta.ckpt_lsn;
 	close(fd);
 	return pos;
+}
+
+/*
+ * The entry format of an index not loaded (HiMeta.version), from its map
+ * file's header; 0 when there is none or it cannot be read.
+ */
+uint32
+hi_map_meta_version(const char *path)
+{
+	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
+	HiMapHeader h;
+	uint32		v = 0;
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, &h, sizeof(h)) == sizeof(h) && h.magic == HI_MAP_MAGIC &&
+		HI_MAP_VERSION_OK(h.version))
+		v = h.meta.version;
+	close(fd);
+	return v;
 }
 
 Oid
@@ -709,11 +729,11 @@ hi_map_read(HiIndexShared *sh, const char *indexname)
 	if (buf == NULL)
 		return false;
 	if (bad && len >= sizeof(HiMapHeader) && h->magic == HI_MAP_MAGIC &&
-		h->version != HI_MAP_VERSION)
+		!HI_MAP_VERSION_OK(h->version))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("map file \"%s\" of index \"%s\" has format version %u, this build of hybrid_index reads version %u",
-						path, indexname, h->version, HI_MAP_VERSION),
+				 errmsg("map file \"%s\" of index \"%s\" has format version %u, this build of hybrid_index reads versions %u to %u",
+						path, indexname, h->version, HI_MAP_VERSION_MIN, HI_MAP_VERSION),
 				 errhint("REINDEX the index.")));
 	if (bad)
 		ereport(ERROR,

@@ -33,10 +33,19 @@ typedef struct HiMapHeader
 } HiMapHeader;
 
 #define HI_MAP_MAGIC	0x48594D50	/* "HYMP" */
-#define HI_MAP_VERSION	2	/* 2: grid directories' header padded to 24 bytes */
+/*
+ * 2: grid directories' header padded to 24 bytes; 3: leaf entries may hold
+ * exact points (HI_ENT_POINT), so that a build that does not know them
+ * refuses the index instead of reading points as boxes.  Version 2 maps
+ * are read (their entries are all boxes) and written back as version 3.
+ */
+#define HI_MAP_VERSION	3
+#define HI_MAP_VERSION_MIN	2
+#define HI_MAP_VERSION_OK(v) ((v) >= HI_MAP_VERSION_MIN && (v) <= HI_MAP_VERSION)
 
 extern Oid	hi_map_read_owner(const char *path);
 extern uint64 hi_map_ckpt_position(const char *path, bool *exists);
+extern uint32 hi_map_meta_version(const char *path);
 extern char *hi_map_image(HiIndexShared *sh, Size *len);
 extern void hi_map_write_image(HiIndexShared *sh, const char *image, Size len);
 extern void hi_map_write(HiIndexShared *sh);
