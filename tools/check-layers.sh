@@ -14,6 +14,7 @@ LAYERS=(
 	"efind lbgrid" # eFIND's buffers over the R-tree; LB-Grid's log-buckets over the Grid File
 	"grid"    # Grid File core (lbgrid, hgrid)
 	"rtree"   # R-tree core (efind, hyrtree); its leaf format also holds grids' NULL lists
+	"payload" # INCLUDE rows keyed by TID, beside every AM's structure
 	"policy"  # placement policies: none/upper, WMA, random, H-Grid hot regions
 	"core"    # index handles, AM registry, slot hooks, options, checkpoints
 	"cache"   # the shared page cache

@@ -22,6 +22,7 @@ typedef struct AmBuildState
 {
 	const AmBuildOps *ops;
 	void	   *spool;
+	AmIncludeSpool *incl;		/* INCLUDE rows, if the index has any */
 	char	   *item;			/* one entry, filled per heap tuple */
 	Size		n;
 	MemoryContext tmpcxt;
@@ -85,6 +86,14 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	AmBuildState *bs = (AmBuildState *) state;
 
 	am_build_fill(&bs->ops->layout, bs->item, am_point_srid(index), tid, values, isnull, bs->tmpcxt);
+	if (bs->incl)
+	{
+		MemoryContext old = MemoryContextSwitchTo(bs->tmpcxt);
+
+		am_include_spool_put(bs->incl, index, tid, values, isnull);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(bs->tmpcxt);
+	}
 	put_item(bs, bs->item);
 }
 
@@ -104,7 +113,7 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	HiWalImage *img;
 	AmParallelBuild *pb;
 
-	if (info->ii_NumIndexAttrs != 1)
+	if (info->ii_NumIndexKeyAttrs != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("access method %s indexes exactly one geometry column",
@@ -124,6 +133,7 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 
 	bs.ops = ops;
 	bs.n = 0;
+	bs.incl = am_include_spool_begin(index, idx);
 	bs.item = palloc(ops->layout.size);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, AM_PHASE_SCAN);
 	nworkers = am_build_workers(heap, index, info);
@@ -165,6 +175,8 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	PG_TRY();
 	{
 		ops->load(idx, bs.spool, arg);
+		if (bs.incl)
+			am_include_spool_load(idx, bs.incl);
 		idx->sh->building = false;
 		hi_index_checkpoint_built(idx);
 	}

@@ -160,7 +160,8 @@ am_build_workers(Relation heap, Relation index, IndexInfo *info)
 {
 	if (!IsNormalProcessingMode() || IsParallelWorker() ||
 		max_parallel_maintenance_workers <= 0 ||
-		heap->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		heap->rd_rel->relpersistence == RELPERSISTENCE_TEMP ||
+		am_include_natts(index) > 0)
 		return 0;
 	return plan_create_index_workers(RelationGetRelid(heap), RelationGetRelid(index));
 }

@@ -37,6 +37,7 @@ typedef void (*am_insert_batch_fn) (HiIndex *idx, const HiKeyItem *items, int n,
 									TransactionId xid);
 
 extern void am_insert_deferred(Relation index, const HiKeyItem *item,
+							   const char *row, Size rowlen,
 							   am_insert_batch_fn insert);
 extern void am_pending_insert_all(void);
 extern void am_pending_at_precommit(void);
@@ -142,10 +143,29 @@ extern void am_build_fill(const AmBuildLayout *l, char *item, int32 srid,
  * SRID a point must have to be stored as canonical (HI_ENT_CANON): the
  * column's type modifier's, or 0.
  */
+/* am_include.c: INCLUDE columns */
+typedef struct AmIncludeSpool AmIncludeSpool;
+extern int	am_include_natts(Relation index);
+extern TupleDesc am_include_desc(Relation index);
+extern char *am_include_row(Relation index, Datum *values, bool *isnull, Size *len);
+extern void am_include_insert_rows(HiIndex *idx, TransactionId xid,
+								   const ItemPointerData *tids,
+								   const char *const *rows, const Size *lens, int n);
+extern void am_include_vacuum(HiIndex *idx, IndexBulkDeleteCallback callback,
+							  void *state);
+extern AmIncludeSpool *am_include_spool_begin(Relation index, HiIndex *idx);
+extern void am_include_spool_put(AmIncludeSpool *s, Relation index, ItemPointer tid,
+								 Datum *values, bool *isnull);
+extern void am_include_spool_load(HiIndex *idx, AmIncludeSpool *s);
+extern void am_include_lookup(HiIndex *idx, const HiKeyItem *items, Size n,
+							  IndexTuple *rows);
+
 extern int32 am_point_srid(Relation index);
 extern bool am_canreturn(Relation index, int attno);
 extern bool am_scan_returning(IndexScanDesc scan);
-extern void am_set_itup(IndexScanDesc scan, const HiKeyItem *item);
+extern void am_set_itup(IndexScanDesc scan, const HiKeyItem *item, IndexTuple row,
+						bool lookup);
+extern void am_scan_items_ready(IndexScanDesc scan);
 extern const HiKnnExact *am_knn_exact(IndexScanDesc scan);
 extern void am_return_end(IndexScanDesc scan);
 
@@ -215,6 +235,7 @@ typedef struct AmScanBase
 	IndexTuple	null_itup;
 	bool		no_results;		/* a qual can never be true */
 	HiKeyItem  *items;			/* index-only scans: entries, before the tids */
+	IndexTuple *rows;			/* and their INCLUDE rows (NULL: none) */
 	Size		nitems;
 	ItemPointer tids;
 	Size		ntids;

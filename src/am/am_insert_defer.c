@@ -62,7 +62,12 @@ typedef struct PendingEntry
 	HiKeyItem	item;
 	int			target;
 	SubTransactionId subid;
+	char	   *row;			/* its INCLUDE values (in rows_cxt), or NULL */
+	Size		rowlen;
 } PendingEntry;
+
+/* the waiting entries' INCLUDE rows: emptied with the batch */
+static MemoryContext rows_cxt = NULL;
 
 static PendingEntry *pending = NULL;
 static int	npending = 0;
@@ -109,6 +114,32 @@ target_of(Relation index, am_insert_batch_fn insert)
 	return ntargets++;
 }
 
+/* the INCLUDE rows of target t's n waiting entries, before the entries */
+static void
+insert_rows(Relation rel, int t, int n)
+{
+	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * n);
+	const char **rows = palloc(sizeof(char *) * n);
+	Size	   *lens = palloc(sizeof(Size) * n);
+	int			k = 0;
+	int			i;
+
+	for (i = 0; i < npending; i++)
+		if (pending[i].target == t && pending[i].row != NULL)
+		{
+			tids[k] = pending[i].item.tid;
+			rows[k] = pending[i].row;
+			lens[k] = pending[i].rowlen;
+			k++;
+		}
+	if (k > 0)
+		am_include_insert_rows(hi_am_open(rel), GetTopTransactionId(), tids,
+							   (const char *const *) rows, lens, k);
+	pfree(tids);
+	pfree(rows);
+	pfree(lens);
+}
+
 /* Insert the waiting entries of target t into its index, in their order */
 static void
 insert_target(int t)
@@ -139,6 +170,7 @@ insert_target(int t)
 			items[n++] = pending[i].item;
 	if (n > 0)
 	{
+		insert_rows(rel, t, n);
 		tg->insert(hi_am_open(rel), items, n, GetTopTransactionId());
 		elog(DEBUG1, "index \"%s\": %d entries inserted as one batch",
 			 RelationGetRelationName(rel), n);
@@ -184,6 +216,8 @@ am_pending_insert_all(void)
 	npending = 0;
 	ntargets = 0;
 	draining = false;
+	if (rows_cxt)
+		MemoryContextReset(rows_cxt);
 }
 
 /*
@@ -191,13 +225,17 @@ am_pending_insert_all(void)
  * is not allowed.  An index that refuses changes says so here either way.
  */
 void
-am_insert_deferred(Relation index, const HiKeyItem *item, am_insert_batch_fn insert)
+am_insert_deferred(Relation index, const HiKeyItem *item, const char *row,
+				   Size rowlen, am_insert_batch_fn insert)
 {
 	HiIndex    *idx = hi_am_open(index);
 
 	if (hi_insert_batch <= 0 || on_conflict_running > 0 ||
 		index->rd_index->indisexclusion || draining)
 	{
+		if (row != NULL)
+			am_include_insert_rows(idx, GetTopTransactionId(), &item->tid, &row,
+								   &rowlen, 1);
 		insert(idx, item, 1, GetTopTransactionId());
 		return;
 	}
@@ -206,6 +244,17 @@ am_insert_deferred(Relation index, const HiKeyItem *item, am_insert_batch_fn ins
 	if (npending == maxpending)
 		pending = grow(pending, &maxpending, sizeof(PendingEntry));
 	pending[npending].item = *item;
+	pending[npending].row = NULL;
+	pending[npending].rowlen = rowlen;
+	if (row != NULL)
+	{
+		if (rows_cxt == NULL)
+			rows_cxt = AllocSetContextCreate(TopMemoryContext,
+											 "hybrid_index pending INCLUDE rows",
+											 ALLOCSET_DEFAULT_SIZES);
+		pending[npending].row = MemoryContextAlloc(rows_cxt, rowlen);
+		memcpy(pending[npending].row, row, rowlen);
+	}
 	pending[npending].target = target_of(index, insert);
 	pending[npending].subid = GetCurrentSubTransactionId();
 	npending++;
@@ -241,6 +290,8 @@ am_pending_at_xact_end(void)
 	draining = false;
 	on_conflict_running = 0;
 	failed_index[0] = '\0';
+	if (rows_cxt)
+		MemoryContextReset(rows_cxt);
 }
 
 /* A subtransaction aborted: its rows, and those of its children, are dead */

@@ -19,6 +19,7 @@
 #include "access/tableam.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
+#include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -51,6 +52,9 @@ am_canreturn(Relation index, int attno)
 {
 	int32		typmod;
 
+	/* INCLUDE columns: their rows keep the values (am_include.c) */
+	if (attno > IndexRelationGetNumberOfKeyAttributes(index))
+		return true;
 	if (attno != 1 || index->rd_index->indkey.values[0] == 0)
 		return false;
 	typmod = TupleDescAttr(RelationGetDescr(index), 0)->atttypmod;
@@ -66,8 +70,10 @@ typedef struct AmReturn
 	MemoryContext cxt;			/* the value returned last */
 	MemoryContext distcxt;		/* one exact distance */
 	int32		srid;
-	AttrNumber	heap_attno;
 	bool		returning;
+	bool		ret_geom;		/* the geometry column is rebuilt */
+	int			ninc;			/* INCLUDE columns */
+	TupleDesc	pd;				/* their descriptor (payload rows) */
 	IndexFetchTableData *fetch; /* values the index cannot rebuild */
 	TupleTableSlot *slot;
 	HiKnnExact	exact;
@@ -87,14 +93,21 @@ get_ret(IndexScanDesc scan)
 	{
 		MemoryContext scancxt = GetMemoryChunkContext(so);
 		AmReturn   *r = MemoryContextAllocZero(scancxt, sizeof(AmReturn));
+		MemoryContext old;
 
 		r->cxt = AllocSetContextCreate(scancxt, "hybrid_index returned value",
 									   ALLOCSET_SMALL_SIZES);
 		r->distcxt = AllocSetContextCreate(scancxt, "hybrid_index exact distance",
 										   ALLOCSET_SMALL_SIZES);
+		old = MemoryContextSwitchTo(scancxt);
+
 		r->srid = am_point_srid(scan->indexRelation);
-		r->heap_attno = scan->indexRelation->rd_index->indkey.values[0];
 		r->returning = am_scan_returning(scan);
+		r->ret_geom = am_canreturn(scan->indexRelation, 1);
+		r->ninc = am_include_natts(scan->indexRelation);
+		if (r->ninc > 0)
+			r->pd = am_include_desc(scan->indexRelation);
+		MemoryContextSwitchTo(old);
 		so->ret = r;
 	}
 	return so->ret;
@@ -108,23 +121,30 @@ am_scan_returning(IndexScanDesc scan)
 
 	if (so->returning < 0)
 		so->returning = scan->xs_want_itup &&
-			am_canreturn(scan->indexRelation, 1) ? 1 : 0;
+			(am_canreturn(scan->indexRelation, 1) ||
+			 am_include_natts(scan->indexRelation) > 0) ? 1 : 0;
 	return so->returning == 1;
 }
 
 /*
- * The heap's value of the column for the row at tid, for entries the index
- * cannot rebuild (a point of another SRID or serialization, EMPTY, the
- * rows of a NULL list).  Any version of a HOT chain carries the indexed
- * value, so the root's is taken whatever the snapshot; the executor then
+ * The heap's values of the index's columns for the row at tid (want[i]:
+ * column i is needed), for entries the index cannot rebuild (a point of
+ * another SRID or serialization, EMPTY, the rows of a NULL list, an
+ * INCLUDE row missing).  Any version of a HOT chain carries the indexed
+ * values, so the root's are taken whatever the snapshot; the executor then
  * decides visibility as for every index-only scan.  A line pointer that is
- * gone has no visible version either: NULL, never looked at.
+ * gone has no visible version either: NULLs, never looked at.
  */
 static void
-heap_value(IndexScanDesc scan, AmReturn *r, ItemPointer tid, Datum *value, bool *isnull)
+heap_values(IndexScanDesc scan, AmReturn *r, ItemPointer tid, const bool *want,
+			Datum *values, bool *isnull)
 {
+	Relation	index = scan->indexRelation;
+	int			natts = RelationGetDescr(index)->natts;
 	bool		call_again = false;
 	bool		all_dead = false;
+	bool		found;
+	int			i;
 
 	if (r->fetch == NULL)
 	{
@@ -134,49 +154,110 @@ heap_value(IndexScanDesc scan, AmReturn *r, ItemPointer tid, Datum *value, bool 
 		r->slot = table_slot_create(scan->heapRelation, NULL);
 		MemoryContextSwitchTo(old);
 	}
-	*isnull = true;
-	if (table_index_fetch_tuple(r->fetch, tid, SnapshotAny, r->slot, &call_again,
-								&all_dead))
+	found = table_index_fetch_tuple(r->fetch, tid, SnapshotAny, r->slot, &call_again,
+									&all_dead);
+	for (i = 0; i < natts; i++)
 	{
-		Datum		v = slot_getattr(r->slot, r->heap_attno, isnull);
+		Datum		v;
 
-		if (!*isnull)
-			*value = PointerGetDatum(PG_DETOAST_DATUM_COPY(v));
-		ExecClearTuple(r->slot);
+		if (!want[i])
+			continue;
+		isnull[i] = true;
+		if (!found)
+			continue;
+		v = slot_getattr(r->slot, index->rd_index->indkey.values[i], &isnull[i]);
+		if (!isnull[i])
+		{
+			Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), i);
+
+			values[i] = att->attlen == -1 ?
+				PointerGetDatum(PG_DETOAST_DATUM_COPY(v)) :
+				datumCopy(v, att->attbyval, att->attlen);
+		}
 	}
+	if (found)
+		ExecClearTuple(r->slot);
 }
 
 /*
  * The index tuple of an index-only scan: the point rebuilt from an exact
  * canonical entry (byte for byte what PostGIS stored), NULL for a NULL
- * entry, else the heap's value.
+ * entry, the INCLUDE values from the entry's row (row, or looked up when
+ * lookup), the heap's values for what the index cannot give.  A column
+ * the index cannot return is NULL: the planner reads none of those.
  */
 void
-am_set_itup(IndexScanDesc scan, const HiKeyItem *item)
+am_set_itup(IndexScanDesc scan, const HiKeyItem *item, IndexTuple row, bool lookup)
 {
 	AmReturn   *r = get_ret(scan);
+	AmScanBase *so = (AmScanBase *) scan->opaque;
+	TupleDesc	desc = RelationGetDescr(scan->indexRelation);
+	int			natts = desc->natts;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	bool		want[INDEX_MAX_KEYS];
+	bool		any_heap = false;
 	MemoryContext old;
-	Datum		value = (Datum) 0;
-	bool		isnull = false;
+	int			i;
 
 	MemoryContextReset(r->cxt);
 	old = MemoryContextSwitchTo(r->cxt);
-	if (item != NULL && item->kind == HI_KEY_NULL)
-		isnull = true;
+	memset(want, 0, sizeof(want));
+	for (i = 0; i < natts; i++)
+	{
+		values[i] = (Datum) 0;
+		isnull[i] = true;
+	}
+	if (!r->ret_geom)
+		;
+	else if (item != NULL && item->kind == HI_KEY_NULL)
+		;
 	else if (item != NULL && item->kind == HI_KEY_BOX && (item->flags & HI_ENT_CANON))
 	{
 		double		x,
 					y;
 
 		hi_point_get(&item->key, &x, &y);
-		value = hi_point_datum(x, y, r->srid);
+		values[0] = hi_point_datum(x, y, r->srid);
+		isnull[0] = false;
 	}
 	else
-		heap_value(scan, r, &scan->xs_heaptid, &value, &isnull);
-	scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation),
-									 &value, &isnull);
-	scan->xs_itupdesc = RelationGetDescr(scan->indexRelation);
+		want[0] = any_heap = true;
+	if (r->ninc > 0)
+	{
+		if (row == NULL && lookup && item != NULL)
+			am_include_lookup(so->idx, item, 1, &row);
+		if (row != NULL)
+			for (i = 0; i < r->ninc; i++)
+				values[1 + i] = index_getattr(row, i + 1, r->pd, &isnull[1 + i]);
+		else
+		{
+			for (i = 0; i < r->ninc; i++)
+				want[1 + i] = true;
+			any_heap = true;
+		}
+	}
+	if (any_heap)
+		heap_values(scan, r, &scan->xs_heaptid, want, values, isnull);
+	scan->xs_itup = index_form_tuple(desc, values, isnull);
+	scan->xs_itupdesc = desc;
 	MemoryContextSwitchTo(old);
+}
+
+/*
+ * After a range search of an index-only scan: the INCLUDE rows of its
+ * entries, looked up in one pass in TID order.
+ */
+void
+am_scan_items_ready(IndexScanDesc scan)
+{
+	AmScanBase *so = (AmScanBase *) scan->opaque;
+
+	if (so->nitems == 0 || !am_scan_returning(scan) ||
+		am_include_natts(scan->indexRelation) == 0)
+		return;
+	so->rows = palloc_extended(sizeof(IndexTuple) * so->nitems, MCXT_ALLOC_HUGE);
+	am_include_lookup(so->idx, so->items, so->nitems, so->rows);
 }
 
 /*
@@ -224,8 +305,15 @@ exact_dist(void *arg, const HiKeyItem *it, double *d)
 	{
 		IndexScanDesc scan = (IndexScanDesc) r->exact.arg2;
 		ItemPointerData tid = it->tid;
+		bool		want[INDEX_MAX_KEYS];
+		Datum		vals[INDEX_MAX_KEYS];
+		bool		nulls[INDEX_MAX_KEYS];
 
-		heap_value(scan, r, &tid, &value, &isnull);
+		memset(want, 0, sizeof(want));
+		want[0] = true;
+		heap_values(scan, r, &tid, want, vals, nulls);
+		value = vals[0];
+		isnull = nulls[0];
 	}
 	if (!isnull)
 	{

@@ -42,7 +42,7 @@ am_routine(void)
 	am->amclusterable = true;	/* CLUSTER reads every TID in index (spatial) order */
 	am->ampredlocks = false;
 	am->amcanparallel = false;
-	am->amcaninclude = false;
+	am->amcaninclude = true;
 	am->amusemaintenanceworkmem = false;
 	am->amparallelvacuumoptions = VACUUM_OPTION_NO_PARALLEL;
 	am->amkeytype = InvalidOid;

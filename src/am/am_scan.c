@@ -194,6 +194,7 @@ am_scan_reset(IndexScanDesc scan)
 	so->prepared = false;
 	so->no_results = false;
 	so->items = NULL;
+	so->rows = NULL;
 	so->nitems = 0;
 	so->tids = NULL;
 	so->ntids = 0;
@@ -297,7 +298,9 @@ am_scan_next(IndexScanDesc scan)
 	if (found)
 	{
 		if (am_scan_returning(scan))
-			am_set_itup(scan, cur);
+			am_set_itup(scan, cur,
+						so->rows && cur && cur != &item ? so->rows[so->pos - 1] : NULL,
+						cur == &item);
 		else
 			am_set_null_itup(scan);
 	}

@@ -25,6 +25,8 @@ am_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	PG_TRY();
 	{
 		bulk_delete(idx, callback, callback_state, &removed, &remaining);
+		if (am_include_natts(info->index) > 0)
+			am_include_vacuum(idx, callback, callback_state);
 	}
 	PG_CATCH();
 	{

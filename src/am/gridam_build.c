@@ -172,12 +172,16 @@ lbgrid_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			  IndexInfo *info)
 {
 	HiKeyItem	item;
+	char	   *row = NULL;
+	Size		rowlen = 0;
 
 	memset(&item, 0, sizeof(item));
 	item.kind = isnull[0] ? HI_KEY_NULL :
 		hi_geom_key(values[0], am_point_srid(index), &item.key, &item.flags);
 	item.tid = *ht_ctid;
 	/* in batches, as the R-tree AMs (am_insert_defer.c) */
-	am_insert_deferred(index, &item, grid_insert_batch);
+	if (am_include_natts(index) > 0)
+		row = am_include_row(index, values, isnull, &rowlen);
+	am_insert_deferred(index, &item, row, rowlen, grid_insert_batch);
 	return false;
 }

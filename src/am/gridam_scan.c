@@ -175,6 +175,7 @@ start_scan(IndexScanDesc scan)
 			so->base.nitems = hits.n;
 		else
 			so->base.ntids = hits.n;
+		am_scan_items_ready(scan);
 	}
 }
 

@@ -9,8 +9,10 @@
  * every entry, NULL and EMPTY ones included; their TIDs are sorted.  Then
  * the table is scanned as CREATE INDEX scans it (table_index_build_scan:
  * every tuple a build would index, HOT chains by their root, the partial
- * index's predicate applied) and each tuple's TID is looked up.  The table
- * is locked in SHARE mode meanwhile, so no row can come or go.
+ * index's predicate applied) and each tuple's TID is looked up, and for an
+ * index with INCLUDE columns its included values too, which must equal the
+ * row's.  The table is locked in SHARE mode meanwhile, so no row can come
+ * or go.
  */
 #include "postgres.h"
 
@@ -23,17 +25,23 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "am/am_common.h"
+#include "core/hi_core.h"
 
 #define HEAPCHECK_STRATEGY_DISTANCE 13	/* <-> */
 
 typedef struct HeapCheckState
 {
 	Relation	index;
+	HiIndex    *idx;
+	int			nkey;
+	int			ninc;
+	TupleDesc	pd;				/* the INCLUDE columns */
 	ItemPointerData *tids;		/* the index's entries, sorted */
 	Size		ntids;
 	double		checked;
@@ -95,6 +103,59 @@ index_tids(Relation heap, Relation index, Size *n)
 	return tids;
 }
 
+/* two values of a column, varlena ones compared detoasted */
+static bool
+same_value(Datum a, Datum b, Form_pg_attribute att)
+{
+	if (att->attlen == -1)
+	{
+		struct varlena *x = PG_DETOAST_DATUM_PACKED(a);
+		struct varlena *y = PG_DETOAST_DATUM_PACKED(b);
+
+		return VARSIZE_ANY_EXHDR(x) == VARSIZE_ANY_EXHDR(y) &&
+			memcmp(VARDATA_ANY(x), VARDATA_ANY(y), VARSIZE_ANY_EXHDR(x)) == 0;
+	}
+	return datumIsEqual(a, b, att->attbyval, att->attlen);
+}
+
+/* the row's INCLUDE values as the index keeps them (payload/) */
+static void
+check_included(HeapCheckState *st, ItemPointer tid, Datum *values, bool *isnull)
+{
+	HiKeyItem	it;
+	IndexTuple	row;
+	int			j;
+
+	memset(&it, 0, sizeof(it));
+	it.tid = *tid;
+	am_include_lookup(st->idx, &it, 1, &row);
+	if (row == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" lacks the INCLUDE values of the table row at (%u,%u)",
+						RelationGetRelationName(st->index),
+						ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid)),
+				 errhint("REINDEX INDEX %s.",
+						 quote_identifier(RelationGetRelationName(st->index)))));
+	for (j = 0; j < st->ninc; j++)
+	{
+		bool		n;
+		Datum		d = index_getattr(row, j + 1, st->pd, &n);
+
+		if (n != isnull[st->nkey + j] ||
+			(!n && !same_value(d, values[st->nkey + j], TupleDescAttr(st->pd, j))))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" holds other INCLUDE values than the table row at (%u,%u)",
+							RelationGetRelationName(st->index),
+							ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid)),
+					 errdetail("Column %d of the INCLUDE columns differs.", j + 1),
+					 errhint("REINDEX INDEX %s.",
+							 quote_identifier(RelationGetRelationName(st->index)))));
+	}
+	pfree(row);
+}
+
 static void
 check_tuple(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			bool tupleIsAlive, void *arg)
@@ -111,6 +172,8 @@ check_tuple(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 						   st->ntids, st->checked),
 				 errhint("REINDEX INDEX %s.",
 						 quote_identifier(RelationGetRelationName(st->index)))));
+	if (st->ninc > 0)
+		check_included(st, tid, values, isnull);
 	st->checked++;
 }
 
@@ -138,6 +201,10 @@ hi_check_heap_all_indexed(Oid indexoid)
 
 	st.index = index;
 	st.checked = 0;
+	st.nkey = IndexRelationGetNumberOfKeyAttributes(index);
+	st.ninc = am_include_natts(index);
+	st.pd = st.ninc > 0 ? am_include_desc(index) : NULL;
+	st.idx = st.ninc > 0 ? hi_am_open(index) : NULL;
 	st.tids = index_tids(heap, index, &st.ntids);
 	(void) table_index_build_scan(heap, index, info, true, false, check_tuple, &st, NULL);
 	pfree(st.tids);

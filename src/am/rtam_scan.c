@@ -132,6 +132,7 @@ start_scan(IndexScanDesc scan)
 			so->base.nitems = hits.n;
 		else
 			so->base.ntids = hits.n;
+		am_scan_items_ready(scan);
 		/* no quals at all: a full scan must return NULLs too */
 		if (so->nquals == 0 || so->empty_also)
 		{

@@ -127,6 +127,7 @@ typedef struct HiPageHeader
 } HiPageHeader;
 
 #define HI_PAGE_FLAG_NULLS	0x0001	/* page of the NULL/EMPTY list */
+#define HI_PAGE_FLAG_PAYLOAD 0x1000 /* page of the INCLUDE rows (payload/) */
 
 /*
  * Structure metadata of one index, persisted in its map file at each
@@ -147,6 +148,10 @@ typedef struct HiMeta
 	uint64		nentries;		/* non-NULL, non-EMPTY entries */
 	uint64		nnulls;			/* NULL or EMPTY entries */
 	uint64		ckpt_lsn;		/* log position the map file reflects */
+	/* map version 3 on */
+	uint32		payload_root;	/* root of the INCLUDE rows (payload/), or
+								 * HI_INVALID_PAGE */
+	uint32		reserved;
 } HiMeta;
 
 #define HI_META_MAGIC	0x48594258	/* "HYBX" */

@@ -29,6 +29,7 @@
 
 #include "fmgr.h"
 
+#include "compat/hi_compat.h"
 #include "geom/geom_box.h"
 
 /* see geom_box.c for the flag byte */

@@ -19,6 +19,7 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "payload/payload.h"
 #include "grid/grid.h"
 #include "grid/grid_int.h"
 #include "storage/storage.h"
@@ -144,11 +145,15 @@ grid_check(Grid *g)
 {
 	int			nb;
 	int			ndirs;
-	BucketRef  *refs = walk_dirs(g, &nb, &ndirs);
+	BucketRef  *refs;
 	int64		entries = 0;
 	int64		nulls = 0;
 	int			i;
 	GridBucketData bd;
+
+	/* the INCLUDE rows (payload/) */
+	(void) pl_check(g->idx);
+	refs = walk_dirs(g, &nb, &ndirs);
 
 	qsort(refs, nb, sizeof(BucketRef), cmp_ref);
 	for (i = 1; i < nb; i++)

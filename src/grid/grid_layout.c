@@ -71,7 +71,8 @@ grid_dir_layout(const char *flat, Size room)
 }
 
 /* the kind bits of a page's flags: exactly one of them is set */
-#define KIND_BITS	(HI_PAGE_FLAG_NULLS | GRID_PAGE_DIR | GRID_PAGE_BUCKET | GRID_PAGE_LOG)
+#define KIND_BITS	(HI_PAGE_FLAG_NULLS | GRID_PAGE_DIR | GRID_PAGE_BUCKET | GRID_PAGE_LOG | \
+					 HI_PAGE_FLAG_PAYLOAD)
 
 const char *
 grid_page_layout(const char *page, uint32 page_size)
@@ -81,6 +82,7 @@ grid_page_layout(const char *page, uint32 page_size)
 	switch (h->flags & KIND_BITS)
 	{
 		case HI_PAGE_FLAG_NULLS:
+		case HI_PAGE_FLAG_PAYLOAD:
 			return rt_page_layout(page, page_size);
 		case GRID_PAGE_DIR:
 			return grid_dir_layout(GRID_DIR_FLAT(page), page_size - GRID_DIR_OFF);

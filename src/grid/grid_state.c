@@ -25,6 +25,7 @@
 #include "utils/memutils.h"
 
 #include "cache/page_cache.h"
+#include "payload/payload.h"
 #include "grid/grid.h"
 #include "storage/storage.h"
 #include "log/redo_log.h"
@@ -515,6 +516,8 @@ grid_redo(HiIndex *idx, const HiLogRecord *rec)
 		g = grid_open(idx);
 	}
 	g->gs->applied_lsn = rec->lsn + sizeof(HiLogRecord);
+	if (pl_redo(idx, rec))
+		return;
 	memset(&e, 0, sizeof(e));
 	e.key = rec->key;
 	e.flags = rec->flags;
@@ -676,7 +679,8 @@ src_flush_all(HiIndex *idx)
 		return;
 	g = grid_open(idx);
 	gbuf_flush_all(g);
-	if (gbuf_shares_cache(g))
+	/* the INCLUDE rows' pages live in the shared cache whatever the buffers */
+	if (gbuf_shares_cache(g) || pl_enabled(idx))
 		hi_cache_flush_index(idx->sh, idx->slotno);
 	save_blob(g);
 }

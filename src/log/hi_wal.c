@@ -243,7 +243,9 @@ hi_wal_desc(StringInfo buf, XLogReaderState *record)
 
 		appendStringInfo(buf, ", %s at " UINT64_FORMAT ", xid %u, tid (%u,%u)",
 						 r->type == HI_LOG_INSERT ? "insert" :
-						 r->type == HI_LOG_DELETE ? "delete" : "commit",
+						 r->type == HI_LOG_DELETE ? "delete" :
+						 r->type == HI_LOG_PAYLOAD ? "include row" :
+						 r->type == HI_LOG_PAYLOAD_DEL ? "include row delete" : "commit",
 						 r->lsn, r->xid,
 						 ItemPointerGetBlockNumberNoCheck(&r->tid),
 						 ItemPointerGetOffsetNumberNoCheck(&r->tid));

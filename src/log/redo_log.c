@@ -160,6 +160,21 @@ append_records(HiIndexShared *sh, HiLogRecord *recs, int n, const char *name)
 }
 
 /*
+ * Append n records the caller filled (type, iskey, flags, xid, key, tid),
+ * at most HI_LOG_WRITE_MAX; as hi_log_append otherwise.
+ */
+void
+hi_log_append_records(HiIndex *idx, TransactionId xid, HiLogRecord *recs, int n)
+{
+	uint64		end;
+
+	Assert(n > 0 && n <= HI_LOG_WRITE_MAX);
+	end = append_records(idx->sh, recs, n, hi_index_name(idx));
+	if (TransactionIdIsValid(xid))
+		remember(idx, end);
+}
+
+/*
  * Append one record.  The caller holds tree_lock exclusively and has not
  * yet applied the change: if the write fails, nothing changed.
  */
@@ -449,8 +464,9 @@ apply_records(HiIndex *idx, const char *buf, Size len, HTAB *committed,
 		HiLogRecord rec;
 
 		memcpy(&rec, buf + pos, sizeof(rec));
-		if (rec.type == HI_LOG_DELETE ||
-			(rec.type == HI_LOG_INSERT && insert_counts(rec.xid, committed, standby, live)))
+		if (rec.type == HI_LOG_DELETE || rec.type == HI_LOG_PAYLOAD_DEL ||
+			((rec.type == HI_LOG_INSERT || rec.type == HI_LOG_PAYLOAD) &&
+			 insert_counts(rec.xid, committed, standby, live)))
 		{
 			apply(idx, &rec);
 			applied++;

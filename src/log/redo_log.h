@@ -13,6 +13,9 @@ typedef void (*hi_log_apply_fn) (HiIndex *idx, const HiLogRecord *rec);
 #define HI_LOG_INSERT	1
 #define HI_LOG_DELETE	2
 #define HI_LOG_COMMIT	3		/* the xid reached commit: its records count */
+#define HI_LOG_PAYLOAD	4		/* up to 16 bytes of an INCLUDE row (payload/):
+								 * iskey = bytes in key, flags = PL_LOG_* */
+#define HI_LOG_PAYLOAD_DEL 5	/* VACUUM removed the INCLUDE row of tid */
 
 struct HiLogRecord
 {
@@ -28,6 +31,9 @@ struct HiLogRecord
 	uint16		pad;
 };
 
+/* records made by the caller (payload/), with their xid's bookkeeping */
+extern void hi_log_append_records(HiIndex *idx, TransactionId xid, HiLogRecord *recs,
+								  int n);
 extern void hi_log_append(HiIndex *idx, uint8 type, TransactionId xid,
 						  HiKeyKind kind, const HiBox *key, uint8 flags,
 						  ItemPointer tid);

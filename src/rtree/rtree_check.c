@@ -11,6 +11,7 @@
 #include "utils/json.h"
 #include "miscadmin.h"
 
+#include "payload/payload.h"
 #include "rtree/rtree.h"
 #include "storage/storage.h"
 #include "log/redo_log.h"
@@ -157,6 +158,9 @@ rt_check(HiIndex *idx)
 		CHECK_FAIL("The null list holds %llu entries, the metadata says %llu.",
 				   (unsigned long long) null_entries,
 				   (unsigned long long) meta->nnulls);
+	/* the INCLUDE rows' pages (payload/) */
+	(void) pl_check(idx);
+	npages_seen += pl_pages(idx);
 	if (npages_seen != meta->npages)
 		CHECK_FAIL("%u of %u pages are reachable.", npages_seen, meta->npages);
 

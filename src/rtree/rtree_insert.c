@@ -13,6 +13,7 @@
 
 #include "miscadmin.h"
 
+#include "payload/payload.h"
 #include "rtree/rtree.h"
 #include "log/redo_log.h"
 #include "core/hi_core.h"
@@ -354,6 +355,8 @@ rt_redo(HiIndex *idx, const HiLogRecord *rec)
 {
 	ItemPointerData tid = rec->tid;
 
+	if (pl_redo(idx, rec))
+		return;
 	if (rec->type == HI_LOG_INSERT)
 		rt_insert_locked(idx, (HiKeyKind) rec->iskey, &rec->key, rec->flags, &tid);
 	else if (rec->type == HI_LOG_DELETE)

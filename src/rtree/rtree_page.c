@@ -4,6 +4,7 @@
  */
 #include "postgres.h"
 
+#include "payload/payload.h"
 #include "rtree/rtree.h"
 
 /* deeper than any tree of 2^32 pages with at least two entries per node */
@@ -18,6 +19,8 @@ rt_page_layout(const char *page, uint32 page_size)
 {
 	const HiPageHeader *h = RT_PAGE_HDR(page);
 
+	if (h->flags & HI_PAGE_FLAG_PAYLOAD)
+		return pl_page_layout(page, page_size);
 	if (h->flags & HI_PAGE_FLAG_NULLS)
 	{
 		if (h->level != 0)

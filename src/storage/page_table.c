@@ -643,11 +643,26 @@ map_load(const char *path, Size *len, bool *bad)
 	*bad = false;
 	if (buf == NULL)
 		return NULL;
-	if (*len < sizeof(HiMapHeader) || h->magic != HI_MAP_MAGIC ||
+	if (*len < HI_MAP_HEADER_SIZE(2) || h->magic != HI_MAP_MAGIC ||
 		!HI_MAP_VERSION_OK(h->version) ||
-		*len != sizeof(HiMapHeader) + (Size) h->npte * sizeof(uint32) + h->am_blob_len ||
+		*len != HI_MAP_HEADER_SIZE(h->version) + (Size) h->npte * sizeof(uint32) + h->am_blob_len ||
 		h->crc != map_crc(buf, *len))
 		*bad = true;
+	else if (h->version < 3)
+	{
+		/* a version 2 map: make room for the fields it lacks */
+		Size		hsz = HI_MAP_HEADER_SIZE(h->version);
+		char	   *nbuf = palloc_extended(*len - hsz + sizeof(HiMapHeader), MCXT_ALLOC_HUGE);
+
+		memcpy(nbuf, buf, hsz);
+		memcpy(nbuf + sizeof(HiMapHeader), buf + hsz, *len - hsz);
+		*len += sizeof(HiMapHeader) - hsz;
+		pfree(buf);
+		buf = nbuf;
+		h = (HiMapHeader *) buf;
+		h->meta.payload_root = HI_INVALID_PAGE;
+		h->meta.reserved = 0;
+	}
 	return buf;
 }
 
@@ -667,8 +682,8 @@ hi_map_ckpt_position(const char *path, bool *exists)
 	*exists = fd >= 0 || errno != ENOENT;
 	if (fd < 0)
 		return 0;
-	if (read(fd, &h, sizeof(h)) == sizeof(h) && h.magic == HI_MAP_MAGIC &&
-		HI_MAP_VERSION_OK(h.version))
+	if (read(fd, &h, sizeof(h)) >= (ssize_t) HI_MAP_HEADER_SIZE(2) &&
+		h.magic == HI_MAP_MAGIC && HI_MAP_VERSION_OK(h.version))
 		pos = h.meta.ckpt_lsn;
 	close(fd);
 	return pos;
@@ -687,8 +702,8 @@ hi_map_meta_version(const char *path)
 
 	if (fd < 0)
 		return 0;
-	if (read(fd, &h, sizeof(h)) == sizeof(h) && h.magic == HI_MAP_MAGIC &&
-		HI_MAP_VERSION_OK(h.version))
+	if (read(fd, &h, sizeof(h)) >= (ssize_t) HI_MAP_HEADER_SIZE(2) &&
+		h.magic == HI_MAP_MAGIC && HI_MAP_VERSION_OK(h.version))
 		v = h.meta.version;
 	close(fd);
 	return v;
@@ -728,7 +743,7 @@ hi_map_read(HiIndexShared *sh, const char *indexname)
 
 	if (buf == NULL)
 		return false;
-	if (bad && len >= sizeof(HiMapHeader) && h->magic == HI_MAP_MAGIC &&
+	if (bad && len >= HI_MAP_HEADER_SIZE(2) && h->magic == HI_MAP_MAGIC &&
 		!HI_MAP_VERSION_OK(h->version))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),

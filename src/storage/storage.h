@@ -42,6 +42,9 @@ typedef struct HiMapHeader
 #define HI_MAP_VERSION	3
 #define HI_MAP_VERSION_MIN	2
 #define HI_MAP_VERSION_OK(v) ((v) >= HI_MAP_VERSION_MIN && (v) <= HI_MAP_VERSION)
+/* version 2's header: HiMeta ended before payload_root */
+#define HI_MAP_HEADER_SIZE(v) \
+	((v) >= 3 ? sizeof(HiMapHeader) : offsetof(HiMapHeader, meta) + offsetof(HiMeta, payload_root))
 
 extern Oid	hi_map_read_owner(const char *path);
 extern uint64 hi_map_ckpt_position(const char *path, bool *exists);

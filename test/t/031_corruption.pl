@@ -83,7 +83,8 @@ sub read_map
 	my %pt;
 	for my $p (0 .. $npte - 1)
 	{
-		my $e = unpack('V', substr($buf, 112 + 4 * $p, 4));
+		# header: 120 bytes (map version 3)
+		my $e = unpack('V', substr($buf, 120 + 4 * $p, 4));
 		next unless ($e & 0x3FFFFFFF) != 0;
 		$pt{$p} = [ $e >> 31, ($e & 0x3FFFFFFF) - 1 ];
 	}
@@ -217,7 +218,7 @@ my @map_damage = (
 	[ 'one byte flipped', sub { flip_byte($_[0], int((-s $_[0]) / 2)) }, 'XX002', qr/map file ".*" of index "t_idx" is corrupted/ ],
 	[ 'header flipped', sub { flip_byte($_[0], 20) }, 'XX002', qr/is corrupted/ ],
 	[ 'written by an older format', sub { patch_file($_[0], 4, pack('V', 1)) }, 'XX002',
-	  qr/map file ".*" of index "t_idx" has format version 1, this build of hybrid_index reads version 2/ ],
+	  qr/map file ".*" of index "t_idx" has format version 1, this build of hybrid_index reads versions 2 to 3/ ],
 	[ 'truncated', sub { truncate($_[0], 50) or die }, 'XX002', qr/is corrupted/ ],
 	[ 'emptied', sub { truncate($_[0], 0) or die }, 'XX002', qr/is corrupted/ ],
 	[ 'deleted', sub { unlink($_[0]) or die }, '58P01', qr/files of index "t_idx" are missing/ ],
@@ -528,6 +529,39 @@ for my $am (qw(hyrtree efind lbgrid hgrid))
 	});
 	expect_layout_error("(e) $am sub-directory cell naming no region", $idx, $dir, $path,
 		qr/a cell of its directory names no region/);
+}
+
+# ---------------------------------------------------------------------------
+# (f) a map file of the previous format (version 2, before exact points and
+# INCLUDE columns) is read: the index keeps answering, as boxes only (no
+# index-only scans), until it is rebuilt
+# ---------------------------------------------------------------------------
+{
+	# (e)'s tables go first: healthy() wants t_idx's files alone on disk
+	S(q{DO $$DECLARE r record; BEGIN
+		FOR r IN SELECT relname FROM pg_class WHERE relkind = 'r' AND relname LIKE 'e\_%' LOOP
+			EXECUTE format('DROP TABLE %I', r.relname);
+		END LOOP; END $$});
+	S("SELECT hybrid_index_checkpoint('t_idx')");
+	my $f = files_of('t_idx');
+	$node->stop;
+	my $buf = slurp_file($f->{map});
+	# version 2's header ended before HiMeta's payload_root and reserved
+	my $v2 = substr($buf, 0, 112) . substr($buf, 120);
+	substr($v2, 4, 4) = pack('V', 2);
+	substr($v2, 52, 4) = pack('V', 1);    # HiMeta.version: boxes only
+	substr($v2, 8, 4) = pack('V', crc32c(substr($v2, 12)));
+	open(my $fh, '>', $f->{map}) or die "open $f->{map}: $!";
+	binmode $fh;
+	print $fh $v2;
+	close $fh;
+	$node->start;
+	healthy('(f) map of format version 2');
+	is(S("SELECT hybrid_index_inspect('t_idx')->>'entry_format'"), 'boxes',
+		'(f) map of format version 2: entry format boxes only');
+	S('REINDEX INDEX t_idx');
+	is(S("SELECT hybrid_index_inspect('t_idx')->>'entry_format'"), 'boxes and exact points',
+		'(f) after REINDEX: exact points');
 }
 
 $node->stop;

@@ -49,7 +49,7 @@ for my $e (@ams)
 		CREATE TABLE s_$am (id bigint, geom geometry);
 		INSERT INTO s_$am SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 3000) i;
 		INSERT INTO s_$am VALUES (90001, NULL), (90002, 'POINT EMPTY');
-		CREATE INDEX s_${am}_idx ON s_$am USING $am ($using);
+		CREATE INDEX s_${am}_idx ON s_$am USING $am ($using) INCLUDE (id);
 		CREATE TABLE d_$am (id bigint, geom geometry);
 		INSERT INTO d_$am SELECT i, ST_MakePoint(i, i) FROM generate_series(1, 100) i;
 		CREATE INDEX d_${am}_idx ON d_$am USING $am ($using);});

@@ -55,7 +55,7 @@ for my $e (@ams)
 		CREATE TABLE b_$am (id bigint, geom geometry);
 		INSERT INTO b_$am SELECT i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 4000) i;
 		INSERT INTO b_$am VALUES (90001, NULL), (90002, 'POINT EMPTY');
-		CREATE INDEX b_${am}_idx ON b_$am USING $am (@{[ using_of($e) ]});});
+		CREATE INDEX b_${am}_idx ON b_$am USING $am (@{[ using_of($e) ]}) INCLUDE (id);});
 }
 P('CHECKPOINT');
 

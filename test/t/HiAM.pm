@@ -98,13 +98,16 @@ sub exists_in
 	return $node->safe_psql($db, "SELECT count(*) FROM pg_am WHERE amname = '$am'") eq '1';
 }
 
-# "USING am (geom opclass) WITH (...)" for index configuration $i of entry $e
+# "USING am (geom opclass) [INCLUDE (...)] WITH (...)" for index
+# configuration $i of entry $e; the second configuration of every AM gets
+# the INCLUDE columns $include, if given
 sub index_clause
 {
-	my ($e, $i) = @_;
+	my ($e, $i, $include) = @_;
 	my $with = $e->{indexes}[$i];
 	my $col  = $e->{opclass} ? "geom $e->{opclass}" : 'geom';
-	return "USING $e->{am} ($col)" . ($with ne '' ? " WITH ($with)" : '');
+	my $inc  = ($include && $i == 1) ? " INCLUDE ($include)" : '';
+	return "USING $e->{am} ($col)$inc" . ($with ne '' ? " WITH ($with)" : '');
 }
 
 # Table names of an entry: t1, t2, ... (indexes t1_idx, t2_idx, ...)

@@ -113,7 +113,7 @@ sub setup
 	my $i = 0;
 	for my $t (@{ $self->{tables} })
 	{
-		my $clause = HiAM::index_clause($self->{e}, $i++);
+		my $clause = HiAM::index_clause($self->{e}, $i++, 'id, note');
 		$sql .= qq{
 		CREATE TABLE $t (id bigint PRIMARY KEY, geom geometry, note text);
 		INSERT INTO $t SELECT i, ST_MakePoint(random() * 1000, random() * 1000), 'base'
