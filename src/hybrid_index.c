@@ -99,6 +99,7 @@ hi_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
 			am_pending_at_xact_end();
+			am_needed_reset();
 			hi_files_at_xact_end(true);
 			hi_log_at_xact_end();
 			/* last: the steps above still use the slots */
@@ -107,6 +108,7 @@ hi_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			am_pending_at_xact_end();
+			am_needed_reset();
 			hi_cache_release_all();
 			hi_files_at_xact_end(false);
 			hi_log_at_xact_end();
@@ -142,12 +144,15 @@ hi_executor_start(QueryDesc *queryDesc, int eflags)
 		prev_executor_start(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+	/* which columns our index-only scans must return (am_needed.c) */
+	am_needed_start(queryDesc->planstate);
 }
 
 static void
 hi_executor_end(QueryDesc *queryDesc)
 {
 	am_pending_statement_end(queryDesc->plannedstmt);
+	am_needed_end();
 	if (prev_executor_end)
 		prev_executor_end(queryDesc);
 	else

@@ -168,6 +168,10 @@ extern void am_set_itup(IndexScanDesc scan, const HiKeyItem *item, IndexTuple ro
 extern void am_scan_items_ready(IndexScanDesc scan);
 extern const HiKnnExact *am_knn_exact(IndexScanDesc scan);
 extern void am_return_end(IndexScanDesc scan);
+extern void am_needed_start(PlanState *root);
+extern void am_needed_end(void);
+extern void am_needed_reset(void);
+extern bool am_needed_columns(Oid indexoid, uint64 *mask);
 
 /* ---- am_build_parallel.c ---- */
 /* the cores' build operations that parallel workers run (am_build_parallel.c) */
@@ -246,6 +250,9 @@ typedef struct AmScanBase
 	int			returning;		/* -1: not asked yet; 1: an index-only scan
 								 * of a column the index rebuilds */
 	struct AmReturn *ret;		/* am_return.c's state of this scan */
+	bool		needed_known;	/* needed says which columns are read */
+	uint64		needed;			/* bit attno - 1: read by the executor
+								 * (am_needed.c) */
 } AmScanBase;
 
 extern IndexScanDesc am_beginscan(Relation index, int nkeys, int norderbys,

@@ -258,6 +258,24 @@ am_include_lookup(HiIndex *idx, const HiKeyItem *items, Size n, IndexTuple *rows
 
 	if (n == 0)
 		return;
+	/* the answer of a range search comes sorted already */
+	for (i = 1; i < n; i++)
+		if (ItemPointerCompare((ItemPointer) &items[i - 1].tid, (ItemPointer) &items[i].tid) > 0)
+			break;
+	if (i == n)
+	{
+		tids = palloc_extended(sizeof(ItemPointerData) * n, MCXT_ALLOC_HUGE);
+		for (i = 0; i < n; i++)
+			tids[i] = items[i].tid;
+		hi_lock_for_read(idx);
+		if (pl_enabled(idx))
+			pl_lookup_sorted(idx, tids, (int) n, rows);
+		else
+			memset(rows, 0, sizeof(IndexTuple) * n);
+		LWLockRelease(&idx->sh->tree_lock);
+		pfree(tids);
+		return;
+	}
 	tp = palloc_extended(sizeof(TidPos) * n, MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
 	{

@@ -120,9 +120,13 @@ am_scan_returning(IndexScanDesc scan)
 	AmScanBase *so = (AmScanBase *) scan->opaque;
 
 	if (so->returning < 0)
+	{
 		so->returning = scan->xs_want_itup &&
 			(am_canreturn(scan->indexRelation, 1) ||
 			 am_include_natts(scan->indexRelation) > 0) ? 1 : 0;
+		so->needed_known = so->returning == 1 &&
+			am_needed_columns(RelationGetRelid(scan->indexRelation), &so->needed);
+	}
 	return so->returning == 1;
 }
 
@@ -208,8 +212,8 @@ am_set_itup(IndexScanDesc scan, const HiKeyItem *item, IndexTuple row, bool look
 		values[i] = (Datum) 0;
 		isnull[i] = true;
 	}
-	if (!r->ret_geom)
-		;
+	if (!r->ret_geom || (so->needed_known && !(so->needed & 1)))
+		;						/* not read by the executor */
 	else if (item != NULL && item->kind == HI_KEY_NULL)
 		;
 	else if (item != NULL && item->kind == HI_KEY_BOX && (item->flags & HI_ENT_CANON))
@@ -223,7 +227,7 @@ am_set_itup(IndexScanDesc scan, const HiKeyItem *item, IndexTuple row, bool look
 	}
 	else
 		want[0] = any_heap = true;
-	if (r->ninc > 0)
+	if (r->ninc > 0 && (!so->needed_known || (so->needed >> 1) != 0))
 	{
 		if (row == NULL && lookup && item != NULL)
 			am_include_lookup(so->idx, item, 1, &row);
@@ -254,7 +258,8 @@ am_scan_items_ready(IndexScanDesc scan)
 	AmScanBase *so = (AmScanBase *) scan->opaque;
 
 	if (so->nitems == 0 || !am_scan_returning(scan) ||
-		am_include_natts(scan->indexRelation) == 0)
+		am_include_natts(scan->indexRelation) == 0 ||
+		(so->needed_known && (so->needed >> 1) == 0))
 		return;
 	so->rows = palloc_extended(sizeof(IndexTuple) * so->nitems, MCXT_ALLOC_HUGE);
 	am_include_lookup(so->idx, so->items, so->nitems, so->rows);

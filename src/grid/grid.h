@@ -42,7 +42,7 @@
 #include "base/hi_base.h"
 #include "policy/placement.h"
 #include "core/hi_core.h"
-#include "geom/geom_hits.h"
+#include "base/hi_hits.h"
 #include "log/redo_log.h"
 
 /* dimensions */

@@ -60,6 +60,22 @@ row_len(const char *bytes)
 	return (Size) (info & INDEX_SIZE_MASK) - PL_TID_SIZE;
 }
 
+/* TID order, inlined (ItemPointerCompare is a call per comparison) */
+static inline int
+pl_tid_cmp(const ItemPointerData *a, const ItemPointerData *b)
+{
+	BlockNumber ba = ItemPointerGetBlockNumberNoCheck((ItemPointer) a);
+	BlockNumber bb = ItemPointerGetBlockNumberNoCheck((ItemPointer) b);
+	OffsetNumber oa,
+				ob;
+
+	if (ba != bb)
+		return ba < bb ? -1 : 1;
+	oa = ItemPointerGetOffsetNumberNoCheck((ItemPointer) a);
+	ob = ItemPointerGetOffsetNumberNoCheck((ItemPointer) b);
+	return oa < ob ? -1 : (oa > ob ? 1 : 0);
+}
+
 static inline int
 down_capacity(uint32 page_size)
 {
@@ -175,7 +191,7 @@ leaf_search(const char *page, ItemPointer tid, bool *found)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if (ItemPointerCompare((ItemPointer) &s[mid].tid, tid) < 0)
+		if (pl_tid_cmp((ItemPointer) &s[mid].tid, tid) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -198,7 +214,7 @@ down_search(const char *page, ItemPointer tid)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if (ItemPointerCompare((ItemPointer) &d[mid].low, tid) <= 0)
+		if (pl_tid_cmp((ItemPointer) &d[mid].low, tid) <= 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -273,9 +289,9 @@ split_page(HiIndex *idx, HiFrame f, ItemPointer tid, HiFrame *rf, ItemPointerDat
 	right = pl_page(*rf);
 	if (leaf)
 		append = h->link == HI_INVALID_PAGE &&
-			ItemPointerCompare((ItemPointer) &PL_SLOTS(page)[n - 1].tid, tid) < 0;
+			pl_tid_cmp((ItemPointer) &PL_SLOTS(page)[n - 1].tid, tid) < 0;
 	else
-		append = ItemPointerCompare((ItemPointer) &PL_DOWNS(page)[n - 1].low, tid) < 0 &&
+		append = pl_tid_cmp((ItemPointer) &PL_DOWNS(page)[n - 1].low, tid) < 0 &&
 			h->link == HI_INVALID_PAGE;
 	keep = append ? n : n / 2;
 	if (leaf)
@@ -370,7 +386,7 @@ pl_insert(HiIndex *idx, ItemPointer tid, const char *data, Size len)
 		ItemPointerData low;
 		uint32		rno = split_page(idx, f, tid, &rf, &low);
 		char	   *right = pl_page(rf);
-		char	   *into = ItemPointerCompare(tid, &low) >= 0 ? right : page;
+		char	   *into = pl_tid_cmp(tid, &low) >= 0 ? right : page;
 
 		at = leaf_search(into, tid, &found);
 		leaf_put(into, at, tid, data, len);
@@ -404,7 +420,7 @@ pl_insert(HiIndex *idx, ItemPointer tid, const char *data, Size len)
 				return;
 			}
 			rno = split_page(idx, f, &d.low, &rf, &low);
-			down_put(ItemPointerCompare(&d.low, &low) >= 0 ? pl_page(rf) : up, &d);
+			down_put(pl_tid_cmp(&d.low, &low) >= 0 ? pl_page(rf) : up, &d);
 			hi_frame_mark_dirty(f);
 			hi_frame_mark_dirty(rf);
 			hi_frame_release(f);
@@ -499,15 +515,26 @@ row_tuple(const char *bytes, ItemPointer tid)
 	return t;
 }
 
+/*
+ * The rows of sorted TIDs.  The path from the root to the current leaf
+ * stays pinned with each level's range: the next TID past the leaf's range
+ * climbs only as far as a level whose range holds it and descends from
+ * there, so TIDs spread over many leaves cost about a leaf read each, not
+ * a descent from the root.  Reads of these pages are not counted as
+ * workload by the placement policies (they follow the heap's order, not
+ * the queries').
+ */
 void
 pl_lookup_sorted(HiIndex *idx, const ItemPointerData *tids, int n, IndexTuple *rows)
 {
-	HiFrame		f = 0;
-	bool		have = false;
-	ItemPointerData fence;
-	bool		has_fence = false;
+	HiFrame		fr[32];
+	ItemPointerData hi[32];
+	bool		has_hi[32];
+	int			depth = -1;		/* deepest pinned level; -1: nothing */
+	bool		was = idx->maintenance;
 	int			i;
 
+	idx->maintenance = true;
 	for (i = 0; i < n; i++)
 	{
 		ItemPointer tid = (ItemPointer) &tids[i];
@@ -515,25 +542,45 @@ pl_lookup_sorted(HiIndex *idx, const ItemPointerData *tids, int n, IndexTuple *r
 		bool		found;
 		int			at;
 
-		/* the next TID past the current leaf's range: descend again */
-		if (have && has_fence && ItemPointerCompare(tid, &fence) >= 0)
+		/* climb to the lowest level whose range holds tid */
+		while (depth >= 0 && has_hi[depth] && pl_tid_cmp(tid, &hi[depth]) >= 0)
+			hi_frame_release(fr[depth--]);
+		if (depth < 0)
 		{
-			hi_frame_release(f);
-			have = false;
+			fr[0] = pl_read(idx, idx->sh->meta.payload_root);
+			has_hi[0] = false;
+			depth = 0;
 		}
-		if (!have)
+		/* and down to its leaf */
+		for (;;)
 		{
-			f = find_leaf(idx, tid, &fence, &has_fence);
-			have = true;
+			int			k;
+
+			page = pl_page(fr[depth]);
+			if (PL_HDR_OF(page)->level == 0)
+				break;
+			if (depth + 1 >= lengthof(fr))
+				elog(ERROR, "payload tree of index \"%s\" is too deep", hi_index_name(idx));
+			k = down_search(page, tid);
+			has_hi[depth + 1] = has_hi[depth];
+			if (has_hi[depth])
+				hi[depth + 1] = hi[depth];
+			if (k + 1 < PL_HDR_OF(page)->nentries)
+			{
+				hi[depth + 1] = PL_DOWNS(page)[k + 1].low;
+				has_hi[depth + 1] = true;
+			}
+			fr[depth + 1] = pl_read(idx, PL_DOWNS(page)[k].child);
+			depth++;
 		}
-		page = pl_page(f);
 		at = leaf_search(page, tid, &found);
 		rows[i] = found ? row_tuple(page + PL_SLOTS(page)[at].off, tid) : NULL;
 		if ((i & 1023) == 1023)
 			CHECK_FOR_INTERRUPTS();
 	}
-	if (have)
-		hi_frame_release(f);
+	while (depth >= 0)
+		hi_frame_release(fr[depth--]);
+	idx->maintenance = was;
 }
 
 /* the leftmost leaf's id */
@@ -629,9 +676,9 @@ check_page(HiIndex *idx, uint32 pageno, int level, const ItemPointerData *lo,
 			ItemPointer t = &PL_SLOTS(copy)[i].tid;
 			uint16		off = PL_SLOTS(copy)[i].off;
 
-			if ((lo && ItemPointerIsValid(lo) && ItemPointerCompare(t, (ItemPointer) lo) < 0) ||
-				(hi && ItemPointerCompare(t, (ItemPointer) hi) >= 0) ||
-				(i > 0 && ItemPointerCompare(&PL_SLOTS(copy)[i - 1].tid, t) >= 0))
+			if ((lo && ItemPointerIsValid(lo) && pl_tid_cmp(t, (ItemPointer) lo) < 0) ||
+				(hi && pl_tid_cmp(t, (ItemPointer) hi) >= 0) ||
+				(i > 0 && pl_tid_cmp(&PL_SLOTS(copy)[i - 1].tid, t) >= 0))
 				CHECK_FAIL("Leaf page %u of the INCLUDE rows holds TID (%u,%u) out of order.",
 						   pageno, ItemPointerGetBlockNumberNoCheck(t),
 						   ItemPointerGetOffsetNumberNoCheck(t));
@@ -650,7 +697,7 @@ check_page(HiIndex *idx, uint32 pageno, int level, const ItemPointerData *lo,
 			const ItemPointerData *clo = i == 0 ? lo : &d->low;
 			const ItemPointerData *chi = i + 1 < h->nentries ? &PL_DOWNS(copy)[i + 1].low : hi;
 
-			if (i > 1 && ItemPointerCompare(&PL_DOWNS(copy)[i - 1].low, &d->low) >= 0)
+			if (i > 1 && pl_tid_cmp(&PL_DOWNS(copy)[i - 1].low, &d->low) >= 0)
 				CHECK_FAIL("Inner page %u of the INCLUDE rows has keys out of order.", pageno);
 			if (d->child >= idx->sh->meta.npages)
 				CHECK_FAIL("Inner page %u of the INCLUDE rows points to page %u, past the end.",

@@ -22,7 +22,7 @@
 
 #include "base/hi_base.h"
 #include "core/hi_core.h"
-#include "geom/geom_hits.h"
+#include "base/hi_hits.h"
 #include "log/redo_log.h"
 
 typedef struct RtInternalEntry

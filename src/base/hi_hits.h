@@ -1,12 +1,12 @@
 /*
- * geom_hits.h
+ * hi_hits.h
  *	  The answer of a range search of either core (rtree_search.c,
  *	  grid_search.c): heap TIDs, or for an index-only scan the entries
  *	  themselves (HiKeyItem: TID, kind, key and flags), from which the AM
  *	  rebuilds the values it returns.
  */
-#ifndef GEOM_HITS_H
-#define GEOM_HITS_H
+#ifndef HI_HITS_H
+#define HI_HITS_H
 
 #include "geom/geom_box.h"
 
@@ -45,4 +45,4 @@ hi_hits_add(HiHits *h, const ItemPointerData *tid, uint8 kind, const HiBox *key,
 		h->tids[h->n++] = *tid;
 }
 
-#endif							/* GEOM_HITS_H */
+#endif							/* HI_HITS_H */
