@@ -17,6 +17,7 @@
 #include "storage/buffile.h"
 
 #include "base/hi_base.h"
+#include "base/hi_hits.h"
 
 /* build sub-phases reported in pg_stat_progress_create_index */
 #define AM_PHASE_SCAN		2	/* reading the heap */
@@ -166,6 +167,7 @@ extern bool am_scan_returning(IndexScanDesc scan);
 extern void am_set_itup(IndexScanDesc scan, const HiKeyItem *item, IndexTuple row,
 						bool lookup);
 extern void am_scan_items_ready(IndexScanDesc scan);
+extern void am_scan_set_hits(IndexScanDesc scan, HiHits *hits);
 extern const HiKnnExact *am_knn_exact(IndexScanDesc scan);
 extern void am_return_end(IndexScanDesc scan);
 extern void am_needed_start(PlanState *root);

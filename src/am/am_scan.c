@@ -239,6 +239,24 @@ am_gettuple(IndexScanDesc scan, ScanDirection dir, void (*start) (IndexScanDesc 
 	return found;
 }
 
+/*
+ * A range search's answer: TIDs, or an index-only scan's entries (whose
+ * INCLUDE rows are looked up at once)
+ */
+void
+am_scan_set_hits(IndexScanDesc scan, HiHits *hits)
+{
+	AmScanBase *so = (AmScanBase *) scan->opaque;
+
+	so->items = hits->items;
+	so->tids = hits->tids;
+	if (hits->want_items)
+		so->nitems = hits->n;
+	else
+		so->ntids = hits->n;
+	am_scan_items_ready(scan);
+}
+
 /* Append n TIDs to the answer's TID list (in the scan's memory) */
 void
 am_tids_append(IndexScanDesc scan, ItemPointer tids, Size n)

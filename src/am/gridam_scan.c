@@ -169,13 +169,7 @@ start_scan(IndexScanDesc scan)
 		HiHits		hits;
 
 		search(so, &hits, am_scan_returning(scan));
-		so->base.items = hits.items;
-		so->base.tids = hits.tids;
-		if (hits.want_items)
-			so->base.nitems = hits.n;
-		else
-			so->base.ntids = hits.n;
-		am_scan_items_ready(scan);
+		am_scan_set_hits(scan, &hits);
 	}
 }
 

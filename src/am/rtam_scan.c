@@ -126,13 +126,7 @@ start_scan(IndexScanDesc scan)
 		hi_hits_init(&hits, am_scan_returning(scan));
 		rt_range_search(so->base.idx, so->quals, so->nquals,
 						so->nquals > 0 ? RT_TIDS_HEAP : RT_TIDS_INDEX, &hits);
-		so->base.items = hits.items;
-		so->base.tids = hits.tids;
-		if (hits.want_items)
-			so->base.nitems = hits.n;
-		else
-			so->base.ntids = hits.n;
-		am_scan_items_ready(scan);
+		am_scan_set_hits(scan, &hits);
 		/* no quals at all: a full scan must return NULLs too */
 		if (so->nquals == 0 || so->empty_also)
 		{
