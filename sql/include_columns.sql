@@ -60,7 +60,8 @@ BEGIN
     'SELECT id, name FROM inc.t WHERE ST_DWithin(geom, ''SRID=4326;POINT(50 50)''::geometry, 9)',
     'SELECT id, name, cat FROM inc.t WHERE geom && ST_MakeEnvelope(10, 60, 35, 90, 4326)',
     'SELECT name FROM inc.t WHERE geom && ST_MakeEnvelope(-1, -1, 101, 101, 4326) AND name LIKE ''long%''',
-    'SELECT id, geom FROM inc.t WHERE geom @ ST_MakeEnvelope(20, 20, 30, 30, 4326)',
+    -- (EMPTY @ x holds from PostGIS 3.4 on: EMPTY rows left out)
+    'SELECT id, geom FROM inc.t WHERE geom @ ST_MakeEnvelope(20, 20, 30, 30, 4326) AND NOT ST_IsEmpty(geom)',
     -- the 40 nearest: distances have no ties here
     'SELECT id, name FROM inc.t ORDER BY geom <-> ''SRID=4326;POINT(33 44)''::geometry LIMIT 40',
     -- (a polygon beside the points: no ties at distance 0)
