@@ -173,7 +173,7 @@ SELECT * FROM pio.run('hgrid');
 CREATE INDEX p4326_h ON pio.p4326 USING hyrtree (geom);
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+EXPLAIN (COSTS OFF)
   SELECT geom FROM pio.p4326 WHERE geom && ST_MakeEnvelope(10, 10, 30, 40, 4326);
 UPDATE pio.p4326 SET geom = ST_SetSRID(ST_MakePoint(ST_Y(geom), ST_X(geom)), 4326)
   WHERE id % 7 = 0;
