@@ -154,7 +154,7 @@ heap_values(IndexScanDesc scan, AmReturn *r, ItemPointer tid, const bool *want,
 	{
 		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(r));
 
-		r->fetch = table_index_fetch_begin(scan->heapRelation);
+		r->fetch = hi_index_fetch_begin(scan->heapRelation);
 		r->slot = table_slot_create(scan->heapRelation, NULL);
 		MemoryContextSwitchTo(old);
 	}

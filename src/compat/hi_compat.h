@@ -147,6 +147,13 @@ extern Datum hi_am_handler_result(IndexAmRoutine **kept, IndexAmRoutine *(*make)
 #define HI_TUPLEDESC_FINALIZE(desc) ((void) (desc))
 #endif
 
+/* --- fetching heap rows for an index scan (19 takes ScanOptions flags) -- */
+#if PG_VERSION_NUM >= 190000
+#define hi_index_fetch_begin(rel) table_index_fetch_begin((rel), SO_NONE)
+#else
+#define hi_index_fetch_begin(rel) table_index_fetch_begin(rel)
+#endif
+
 /* --- the planner hook ---------------------------------------------------- */
 #if PG_VERSION_NUM >= 190000
 #define HI_PLANNER_ARGS Query *parse, const char *query_string, int cursorOptions, \
