@@ -329,6 +329,15 @@ hi_process_utility(PlannedStmt *pstmt, const char *queryString,
 		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 								queryEnv, dest, qc);
 	hi_utility_after(rebuild);
+
+	/* a prepared transaction ended: its index files go or stay now */
+	if (IsA(pstmt->utilityStmt, TransactionStmt))
+	{
+		TransactionStmtKind kind = ((TransactionStmt *) pstmt->utilityStmt)->kind;
+
+		if (kind == TRANS_STMT_COMMIT_PREPARED || kind == TRANS_STMT_ROLLBACK_PREPARED)
+			hi_files_finish_prepared();
+	}
 }
 
 /* Called once from _PG_init */

@@ -88,19 +88,20 @@ hi_xact_callback(XactEvent event, void *arg)
 			hi_log_at_precommit();
 			break;
 		case XACT_EVENT_PRE_PREPARE:
-			if (hi_files_pending())
-				ereport(ERROR,
-						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-						 errmsg("cannot prepare a transaction that created or dropped a hybrid_index index")));
+			/* as a commit, and the files' fate waits in a file of its own */
 			am_pending_at_precommit();
 			hi_log_at_precommit();
+			hi_files_at_prepare();
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PREPARE:
 			am_pending_at_xact_end();
 			am_needed_reset();
-			hi_files_at_xact_end(true);
+			if (event == XACT_EVENT_PREPARE)
+				hi_files_at_prepared();
+			else
+				hi_files_at_xact_end(true);
 			hi_log_at_xact_end();
 			/* last: the steps above still use the slots */
 			hi_slots_unpin_all();

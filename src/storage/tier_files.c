@@ -100,18 +100,6 @@ static HiFileWatch watch;
 static HiLocalFds *local_fds = NULL;
 static bool direct_io_logged = false;
 
-/* A file set to remove at commit (drop) or at abort (creation) */
-typedef struct HiPendingOp
-{
-	Oid			dboid;
-	Oid			flashspc;
-	Oid			relnumber;
-	bool		at_commit;
-	int			nest_level;
-	struct HiPendingOp *next;
-} HiPendingOp;
-
-static HiPendingOp *pending_ops = NULL;
 
 const char *
 hi_tier_suffix(int tier)
@@ -543,20 +531,12 @@ hi_read_whole_file(const char *path, Size *len)
 void
 hi_files_create(HiIndexShared *sh)
 {
-	HiPendingOp *op;
 	int			tier;
 	char	   *logpath;
 	int			fd;
 
 	/* registered first: whatever happens below is undone on abort */
-	op = MemoryContextAlloc(TopMemoryContext, sizeof(HiPendingOp));
-	op->dboid = sh->dboid;
-	op->flashspc = sh->spcoid[HI_TIER_FLASH];
-	op->relnumber = sh->relnumber;
-	op->at_commit = false;
-	op->nest_level = GetCurrentTransactionNestLevel();
-	op->next = pending_ops;
-	pending_ops = op;
+	hi_files_pending_add(sh->dboid, sh->spcoid[HI_TIER_FLASH], sh->relnumber, false);
 
 	for (tier = 0; tier < HI_NUM_TIERS; tier++)
 	{
@@ -722,36 +702,6 @@ hi_files_release_and_remove(Oid dboid, Oid flashspc, Oid relnumber)
 	hi_files_remove_set(dboid, flashspc, relnumber);
 }
 
-static void
-schedule_removal_at_commit(Oid flashspc, Oid relnumber)
-{
-	HiPendingOp *op;
-
-	for (op = pending_ops; op; op = op->next)
-		if (op->at_commit && op->flashspc == flashspc && op->relnumber == relnumber)
-			return;
-	op = MemoryContextAlloc(TopMemoryContext, sizeof(HiPendingOp));
-	op->dboid = MyDatabaseId;
-	op->flashspc = flashspc;
-	op->relnumber = relnumber;
-	op->at_commit = true;
-	op->nest_level = GetCurrentTransactionNestLevel();
-	op->next = pending_ops;
-	pending_ops = op;
-}
-
-/* DROP of an index: its current files go when the transaction commits */
-void
-hi_files_schedule_drop(Oid indexoid)
-{
-	Relation	rel = RelationIdGetRelation(indexoid);
-
-	if (!RelationIsValid(rel))
-		return;
-	schedule_removal_at_commit(HI_REL_SPC(rel), HI_REL_NUMBER(rel));
-	RelationClose(rel);
-}
-
 typedef struct OldSetArg
 {
 	Oid			indexoid;
@@ -790,7 +740,7 @@ find_old_sets_in_dir(const char *dir, Oid spcoid, void *arg)
 		/* still the storage of some relation (e.g. a swapped index)? */
 		if (OidIsValid(hi_relid_by_filenumber(fs == MyDatabaseTableSpace ? 0 : fs, rn)))
 			continue;
-		schedule_removal_at_commit(fs, rn);
+		hi_files_pending_add(MyDatabaseId, fs, rn, true);
 	}
 	FreeDir(d);
 }
@@ -831,7 +781,7 @@ schedule_replaced_sets(Oid indexoid, Oid keep_flashspc, Oid keep_relnumber)
 		/* still the storage of some relation? */
 		if (OidIsValid(hi_relid_by_filenumber(form->reltablespace, form->relfilenode)))
 			continue;
-		schedule_removal_at_commit(spc, form->relfilenode);
+		hi_files_pending_add(MyDatabaseId, spc, form->relfilenode, true);
 	}
 	systable_endscan(scan);
 	table_close(pg_class, AccessShareLock);
@@ -867,40 +817,18 @@ hi_files_schedule_old_removal(Oid indexoid, Oid keep_flashspc, Oid keep_relnumbe
 	foreach_db_dir(MyDatabaseId, find_old_sets_in_dir, &oa);
 }
 
-bool
-hi_files_pending(void)
-{
-	return pending_ops != NULL;
-}
-
+/*
+ * The end of a transaction's removals: the build it may have been watching
+ * stopped, and the directories of the removals are synced once each.
+ */
 void
-hi_files_at_xact_end(bool commit)
+hi_files_end_removals(bool deferred_start)
 {
-	HiPendingOp *op = pending_ops;
-
-	/* detach the list first: an error below must not loop forever */
-	pending_ops = NULL;
-	/* a build that failed stopped in the middle of its watch */
-	watched = NULL;
-	defer_dir_sync = true;
-	while (op)
+	if (deferred_start)
 	{
-		HiPendingOp *next = op->next;
-
-		if (op->at_commit == commit)
-		{
-			hi_files_release_and_remove(op->dboid, op->flashspc, op->relnumber);
-
-			/*
-			 * After the commit record: a crash before it keeps the files.  A
-			 * creation rolled back is told too: a build streams its files
-			 * into WAL as it writes them, so copies hold part of them.
-			 */
-			if (drop_hook)
-				drop_hook(op->dboid, op->flashspc, op->relnumber);
-		}
-		pfree(op);
-		op = next;
+		watched = NULL;
+		defer_dir_sync = true;
+		return;
 	}
 	defer_dir_sync = false;
 	while (dirs_to_sync != NIL)
@@ -913,37 +841,23 @@ hi_files_at_xact_end(bool commit)
 	}
 }
 
+/* A build rolled back in the middle of its watch */
 void
-hi_files_at_subxact_end(bool commit, SubTransactionId mySubid,
-						SubTransactionId parentSubid)
+hi_files_unwatch(void)
 {
-	int			level = GetCurrentTransactionNestLevel();
-	HiPendingOp **prev = &pending_ops;
-	HiPendingOp *op;
+	watched = NULL;
+}
 
-	/* a build rolled back in the middle of its watch */
-	if (!commit)
-		watched = NULL;
-	while ((op = *prev) != NULL)
-	{
-		if (op->nest_level >= level)
-		{
-			if (commit)
-				op->nest_level = level - 1;
-			else
-			{
-				/* rolled back: undo creations now, forget drops */
-				*prev = op->next;
-				if (!op->at_commit)
-				{
-					hi_files_release_and_remove(op->dboid, op->flashspc, op->relnumber);
-					if (drop_hook)
-						drop_hook(op->dboid, op->flashspc, op->relnumber);
-				}
-				pfree(op);
-				continue;
-			}
-		}
-		prev = &op->next;
-	}
+/*
+ * Remove a set that a transaction's end removes, and say so (WAL) after
+ * the commit record: a crash before it keeps the files.  A creation rolled
+ * back is told too: a build streams its files into WAL as it writes them,
+ * so copies hold part of them.
+ */
+void
+hi_files_drop_set(Oid dboid, Oid flashspc, Oid relnumber)
+{
+	hi_files_release_and_remove(dboid, flashspc, relnumber);
+	if (drop_hook)
+		drop_hook(dboid, flashspc, relnumber);
 }
