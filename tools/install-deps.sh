@@ -7,6 +7,9 @@
 #   bash tools/install-deps.sh              PostgreSQL 15 and everything else
 #   bash tools/install-deps.sh --pg 18      also PostgreSQL 18 (or 16) with
 #                                           PostGIS and pgTAP for it
+#   bash tools/install-deps.sh --citus 16   also Citus 14.0.1 built into
+#                                           PostgreSQL 16 (or 18): the
+#                                           distributed-table tests run there
 #
 # Debian 12 packages PostgreSQL 15 only. Where a system has packages for
 # another version (PGDG's apt repository, Debian 13, Ubuntu), install
@@ -18,8 +21,17 @@
 set -euo pipefail
 
 VERSIONS=()
+CITUS=()
 while [ $# -gt 0 ]; do
 	case "$1" in
+	--citus)
+		CITUS+=("${2:?--citus needs a major version (16 or 18)}")
+		shift 2
+		;;
+	--citus=*)
+		CITUS+=("${1#--citus=}")
+		shift
+		;;
 	--pg)
 		VERSIONS+=("${2:?--pg needs a major version}")
 		shift 2
@@ -29,7 +41,7 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	*)
-		echo "install-deps: unknown argument $1 (usage: install-deps.sh [--pg 15|16|18]...)" >&2
+		echo "install-deps: unknown argument $1 (usage: install-deps.sh [--pg 15|16|18]... [--citus 16|18]...)" >&2
 		exit 2
 		;;
 	esac
@@ -96,6 +108,13 @@ other_versions() {
 			exit 1
 			;;
 		esac
+	done
+	for v in "${CITUS[@]}"; do
+		pgc=$($SUDO bash "$(dirname "${BASH_SOURCE[0]}")/build-pg.sh" --citus "$v" | tail -n 1) || {
+			echo "install-deps: could not build Citus for PostgreSQL $v (Citus 14.0.1 runs on 16-18)" >&2
+			exit 1
+		}
+		echo "install-deps: Citus in PostgreSQL $v: $pgc"
 	done
 }
 

@@ -259,6 +259,23 @@ $coord->safe_psql('postgres', q{
 	CREATE TABLE regions_local AS SELECT * FROM regions;
 });
 
+# A reloption naming a tablespace the workers lack (Citus creates no
+# tablespaces on them): the distributed CREATE INDEX fails, naming it
+{
+	my $dir = PostgreSQL::Test::Utils::tempdir();
+	$coord->safe_psql('postgres', qq{
+		CREATE TABLESPACE coord_only LOCATION '$dir';
+		CREATE TABLE ts_test (id bigint, geom geometry);
+		SELECT create_distributed_table('ts_test', 'id');
+	});
+	my $r = HiTest::try_psql($coord, 'postgres',
+		"CREATE INDEX ts_test_geom ON ts_test USING hyrtree (geom) WITH (placement = 'upper', optane_tablespace = 'coord_only')");
+	like($r, qr/ERROR.*coord_only/, 'a tablespace only the coordinator has: CREATE INDEX fails naming it');
+	is($coord->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relname = 'ts_test_geom'"), '0',
+		'and leaves no index behind');
+	$coord->safe_psql('postgres', 'DROP TABLE ts_test; DROP TABLESPACE coord_only');
+}
+
 my @ams = HiAM::selected();
 for my $e (@ams)
 {
