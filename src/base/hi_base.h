@@ -227,6 +227,12 @@ typedef struct HiIndexShared
 
 	bool		loaded;
 	bool		building;		/* ambuild in progress; nothing to load */
+	bool		image_open;		/* a build streams its files into WAL
+								 * (log/wal_image.c): only the processes
+								 * building see their writes */
+	volatile bool image_foreign;	/* another process wrote a page of this
+									 * index meanwhile (a cache eviction):
+									 * the image re-logs the files */
 	bool		wal_pages;		/* page writes and map files go to WAL (a
 								 * loaded primary's index; a build's files
 								 * go as one image at its end instead) */

@@ -276,6 +276,9 @@ migrate_clean_victim(HiFrame f)
 	sh = &hi_shared->indexes[tag.slotno];
 	if (!sh->in_use || sh->generation != tag.generation || !sh->loaded)
 		return false;
+	/* a build's pages stay put until its files are in WAL (wal_image.c) */
+	if (sh->image_open)
+		return false;
 	policy = hi_store_policy(sh);
 	if (policy->migrate_clean == NULL ||
 		!policy->migrate_clean(sh, tag.slotno, hi_frame_data(f),

@@ -175,6 +175,8 @@ hi_slot_reset_state(HiIndexShared *sh)
 	sh->reload_live = false;
 	sh->changing = 0;
 	sh->building = false;
+	sh->image_open = false;
+	sh->image_foreign = false;
 	sh->wal_pages = false;
 	sh->checkpoint_log_kb = 0;
 	memset(&sh->meta, 0, sizeof(sh->meta));

@@ -24,6 +24,8 @@
  */
 #include "postgres.h"
 
+#include <sys/stat.h>
+
 #include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "miscadmin.h"
@@ -154,6 +156,9 @@ hi_wal_image_begin(HiIndexShared *sh, HiWalImageSink sink, void *arg)
 	for (t = 0; t < HI_NUM_TIERS; t++)
 		if (OidIsValid(sh->spcoid[t]))
 			emit(sh, sink, arg, tier_file(t), HI_IMAGE_FIRST, 0, NULL, 0);
+	sh->image_foreign = false;
+	sh->image_open = true;
+	pg_memory_barrier();
 	return watch_begin(sh, sink, arg);
 }
 
@@ -239,6 +244,59 @@ hi_wal_image_abandon(HiWalImage *img)
 	{
 		hi_files_watch(NULL, NULL);
 		watching = NULL;
+		img->sh->image_open = false;
+	}
+}
+
+/*
+ * Other processes wrote pages of the build (evicting them from the shared
+ * cache): those writes are not in the image, so log the tier files again
+ * as they are now, every byte, and their length.  The build's checkpoint
+ * has written every page and waited for the evictions in progress, and
+ * tree_lock keeps pages from being dirtied, so the files hold the build's
+ * last word; replayed after the build's own records, these leave a copy's
+ * files equal to them.
+ */
+static void
+relog_files(HiWalImage *img)
+{
+	HiIndexShared *sh = img->sh;
+	int			t;
+
+	ereport(LOG_SERVER_ONLY,
+			(errmsg("hybrid_index: other sessions wrote pages of index %u while it was built; its files go to WAL once more",
+					sh->indexoid),
+			 errhint("A larger hybrid_index.cache_size keeps a build's pages in the cache.")));
+	for (t = 0; t < HI_NUM_TIERS; t++)
+	{
+		int			fd;
+		struct stat st;
+		uint64		off = 0;
+
+		if (!OidIsValid(sh->spcoid[t]))
+			continue;
+		fd = hi_file_open(sh, t, false);
+		if (fstat(fd, &st) != 0)
+			ereport(ERROR,
+					(errcode_for_file_access(),
+					 errmsg("could not stat tier %s of index %u: %m",
+							hi_tier_suffix(t), sh->indexoid)));
+		while (off < (uint64) st.st_size)
+		{
+			uint32		n = (uint32) Min((uint64) HI_IMAGE_CHUNK, (uint64) st.st_size - off);
+			ssize_t		got = pg_pread(fd, img->buf, n, (off_t) off);
+
+			if (got != (ssize_t) n)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not read tier %s of index %u at offset %llu: %m",
+								hi_tier_suffix(t), sh->indexoid,
+								(unsigned long long) off)));
+			emit(sh, img->sink, img->arg, tier_file(t), 0, off, img->buf, n);
+			off += n;
+			CHECK_FOR_INTERRUPTS();
+		}
+		emit(sh, img->sink, img->arg, tier_file(t), HI_IMAGE_CUT, (uint64) st.st_size, NULL, 0);
 	}
 }
 
@@ -254,6 +312,10 @@ hi_wal_image_finish(HiWalImage *img)
 	if (img == NULL)
 		return;
 	watch_end(img);
+	pg_memory_barrier();
+	if (img->sh->image_foreign)
+		relog_files(img);
+	img->sh->image_open = false;
 	for (t = 0; t < HI_NUM_TIERS; t++)
 		if (OidIsValid(img->sh->spcoid[t]))
 			emit(img->sh, img->sink, img->arg, tier_file(t), HI_IMAGE_LAST, 0, NULL, 0);

@@ -155,6 +155,17 @@ hi_files_watch_written(HiIndexShared *sh, int tier, uint64 offset,
 {
 	if (sh == watched)
 		watch.written(watch.arg, tier, offset, data, len);
+	else if (sh->image_open)
+	{
+		/*
+		 * A page of a build in progress written by another process (its
+		 * cache eviction): the build's image lacks it, so the builder logs
+		 * the files again at its end (hi_wal_image_finish).  Set before the
+		 * frame's FR_IO is cleared, which the builder's flush waits for.
+		 */
+		sh->image_foreign = true;
+		pg_write_barrier();
+	}
 }
 
 /*
