@@ -60,6 +60,7 @@ hi_shmem_request_hook(void)
 	hi_shmem_request();
 	RequestAddinShmemSpace(hi_cache_shmem_size());
 	RequestAddinShmemSpace(hi_wma_shmem_size());
+	RequestAddinShmemSpace(hi_defer_shmem_size());
 }
 
 static void
@@ -73,6 +74,7 @@ hi_shmem_startup_hook(void)
 	found = hi_shmem_startup();
 	hi_cache_shmem_init(found);
 	hi_wma_shmem_init();
+	hi_defer_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 

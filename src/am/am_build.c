@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "commands/progress.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -111,6 +112,7 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	double		reltuples;
 	int			nworkers;
 	HiWalImage *img;
+	XLogRecPtr	image_start;
 	AmParallelBuild *pb;
 
 	if (info->ii_NumIndexKeyAttrs != 1)
@@ -169,6 +171,8 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 			ops->set_helper(bs.spool, &helper);
 	}
 	LWLockAcquire(&idx->sh->tree_lock, LW_EXCLUSIVE);
+	/* before the image's first record: see hi_index_built_sync */
+	image_start = GetXLogInsertRecPtr();
 	/* standbys and restored backups get the new files from WAL */
 	img = hi_wal_image_begin(idx->sh, am_build_parallel_has_image(pb) ?
 							 am_build_parallel_image_sink : NULL, pb);
@@ -178,7 +182,7 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 		if (bs.incl)
 			am_include_spool_load(idx, bs.incl);
 		idx->sh->building = false;
-		hi_index_checkpoint_built(idx);
+		hi_index_checkpoint_built(idx, img != NULL);
 	}
 	PG_CATCH();
 	{
@@ -190,6 +194,8 @@ am_build(Relation heap, Relation index, IndexInfo *info,
 	/* the map file's records come after the worker's of the tier files */
 	am_build_parallel_image_done(pb);
 	hi_wal_log_image_map(idx->sh);
+	/* the files are in WAL: synced now or by the next checkpoint */
+	hi_index_built_sync(idx, image_start);
 	/* from here on its page writes and checkpoints go to WAL one by one */
 	idx->sh->wal_pages = true;
 	LWLockRelease(&idx->sh->tree_lock);

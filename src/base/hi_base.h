@@ -233,6 +233,10 @@ typedef struct HiIndexShared
 	volatile bool image_foreign;	/* another process wrote a page of this
 									 * index meanwhile (a cache eviction):
 									 * the image re-logs the files */
+	bool		build_sync_deferred;	/* the build's checkpoint leaves its
+										 * files unsynced: the next
+										 * checkpoint syncs them
+										 * (storage/tier_defer.c) */
 	bool		wal_pages;		/* page writes and map files go to WAL (a
 								 * loaded primary's index; a build's files
 								 * go as one image at its end instead) */

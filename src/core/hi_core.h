@@ -119,7 +119,8 @@ extern void hi_insert_logged(HiIndex *idx, TransactionId xid, const HiKeyItem *i
 							 int n, hi_apply_item_fn apply, void *arg);
 extern void hi_copy_exclusive(Oid dboid, Oid relnumber, hi_copy_fn fn, void *arg);
 extern void hi_index_checkpoint(HiIndex *idx);
-extern void hi_index_checkpoint_built(HiIndex *idx);
+extern void hi_index_checkpoint_built(HiIndex *idx, bool defer_sync);
+extern void hi_index_built_sync(HiIndex *idx, XLogRecPtr image_start);
 extern void hi_stats_reset(HiIndexShared *sh);
 extern void hi_index_after_change(HiIndex *idx);
 extern HiIndexOptions *hi_index_options(Relation index);

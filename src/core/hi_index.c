@@ -583,7 +583,8 @@ write_checkpoint(HiIndex *idx)
 	HiIndexShared *sh = idx->sh;
 	int			t;
 
-	for (t = 0; t < HI_NUM_TIERS; t++)
+	/* a build's files may wait for the next checkpoint (hi_index_built_sync) */
+	for (t = 0; t < HI_NUM_TIERS && !sh->build_sync_deferred; t++)
 	{
 		int			rc;
 
@@ -608,7 +609,7 @@ write_checkpoint(HiIndex *idx)
 
 		/* copies get the map from WAL before the file here changes */
 		hi_wal_log_map(sh, image, len, sh->meta.ckpt_lsn);
-		hi_map_write_image(sh, image, len);
+		hi_map_write_image(sh, image, len, !sh->build_sync_deferred);
 		pfree(image);
 	}
 	hi_log_reset(sh, sh->meta.ckpt_lsn);
@@ -683,11 +684,44 @@ hi_index_checkpoint(HiIndex *idx)
 	checkpoint(idx, false);
 }
 
-/* The checkpoint that ends ambuild (tree_lock held exclusively) */
+/*
+ * The checkpoint that ends ambuild (tree_lock held exclusively).  With
+ * defer_sync (the build goes to WAL as an image and the log sync worker
+ * runs) its files are written but not synced: hi_index_built_sync follows
+ * once the image is in WAL.
+ */
 void
-hi_index_checkpoint_built(HiIndex *idx)
+hi_index_checkpoint_built(HiIndex *idx, bool defer_sync)
 {
+	idx->sh->build_sync_deferred = defer_sync && hi_log_sync_active();
 	checkpoint(idx, true);
+}
+
+/*
+ * A build's files whose sync its checkpoint left out, once its image is in
+ * WAL (image_start: the insert position before its first record): until
+ * a checkpoint's redo pointer passes image_start, crash recovery writes
+ * them from WAL, so they only need to be durable before such a checkpoint
+ * completes, and the log sync worker syncs the listed sets when one
+ * begins (storage/tier_defer.c).  If one began since image_start, the
+ * worker may have passed the list already: sync here.  A checkpoint
+ * beginning later sees the set listed (listed before the check).
+ */
+void
+hi_index_built_sync(HiIndex *idx, XLogRecPtr image_start)
+{
+	HiIndexShared *sh = idx->sh;
+
+	if (!sh->build_sync_deferred)
+		return;
+	sh->build_sync_deferred = false;
+	if (!hi_files_defer_sync(sh) || !hi_log_sync_active() ||
+		GetRedoRecPtr() > image_start)
+	{
+		pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_SYNC);
+		hi_files_sync_built(sh);
+		pgstat_report_wait_end();
+	}
 }
 
 /*

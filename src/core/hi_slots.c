@@ -177,6 +177,7 @@ hi_slot_reset_state(HiIndexShared *sh)
 	sh->building = false;
 	sh->image_open = false;
 	sh->image_foreign = false;
+	sh->build_sync_deferred = false;
 	sh->wal_pages = false;
 	sh->checkpoint_log_kb = 0;
 	memset(&sh->meta, 0, sizeof(sh->meta));

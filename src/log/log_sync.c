@@ -45,6 +45,10 @@
  * While the worker is not running (the first moments after a start, or
  * after it failed), committing transactions fsync the logs themselves, as
  * before (hi_log_sync_active).
+ *
+ * The same coupling syncs the files of builds (storage/tier_defer.c): a
+ * build lists its files instead of syncing them, and the worker syncs the
+ * list when a checkpoint begins, before the checkpoint can complete.
  */
 #include "postgres.h"
 
@@ -173,6 +177,8 @@ hi_log_sync_main(Datum arg)
 	/* what committers did not fsync before the flag was up */
 	synced = GetRedoRecPtr();
 	sync_all(false, synced);
+	/* and builds listed before a restart of this worker */
+	(void) hi_files_sync_deferred();
 
 	while (!ShutdownRequestPending)
 	{
@@ -180,7 +186,15 @@ hi_log_sync_main(Datum arg)
 
 		if (redo != synced)
 		{
+			int			nbuilt;
+
 			sync_all(true, redo);
+			/* builds' files that waited for a checkpoint (tier_defer.c) */
+			nbuilt = hi_files_sync_deferred();
+			if (nbuilt > 0)
+				ereport(DEBUG1,
+						(errmsg_internal("hybrid_index: synced the files of %d builds for the checkpoint at %X/%X",
+										 nbuilt, LSN_FORMAT_ARGS(redo))));
 			synced = redo;
 		}
 		/* release a checkpoint waiting for us: see the header comment */
@@ -220,5 +234,6 @@ hi_log_sync_main(Datum arg)
 					(errmsg("hybrid_index: checkpointed %d indexes for shutdown", n)));
 	}
 	sync_all(false, GetRedoRecPtr());
+	(void) hi_files_sync_deferred();
 	proc_exit(0);
 }

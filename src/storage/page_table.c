@@ -615,12 +615,12 @@ hi_map_image(HiIndexShared *sh, Size *lenp)
 
 /* Replace the map file by an image (atomically and durably) */
 void
-hi_map_write_image(HiIndexShared *sh, const char *image, Size len)
+hi_map_write_image(HiIndexShared *sh, const char *image, Size len, bool sync)
 {
 	char	   *path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
 									sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map");
 
-	hi_durable_write_file(path, image, len);
+	hi_replace_file(path, image, len, sync);
 	pfree(path);
 }
 
@@ -630,7 +630,7 @@ hi_map_write(HiIndexShared *sh)
 	Size		len;
 	char	   *buf = hi_map_image(sh, &len);
 
-	hi_map_write_image(sh, buf, len);
+	hi_map_write_image(sh, buf, len, true);
 	pfree(buf);
 }
 

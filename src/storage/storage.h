@@ -50,7 +50,7 @@ extern Oid	hi_map_read_owner(const char *path);
 extern uint64 hi_map_ckpt_position(const char *path, bool *exists);
 extern uint32 hi_map_meta_version(const char *path);
 extern char *hi_map_image(HiIndexShared *sh, Size *len);
-extern void hi_map_write_image(HiIndexShared *sh, const char *image, Size len);
+extern void hi_map_write_image(HiIndexShared *sh, const char *image, Size len, bool sync);
 extern void hi_map_write(HiIndexShared *sh);
 extern bool hi_map_read(HiIndexShared *sh, const char *indexname);
 
@@ -80,6 +80,13 @@ typedef struct HiFileWatch
 	void	   *arg;
 } HiFileWatch;
 extern void hi_files_watch(HiIndexShared *sh, const HiFileWatch *w);
+
+/* tier_defer.c: a build's files synced at the next checkpoint */
+extern Size hi_defer_shmem_size(void);
+extern void hi_defer_shmem_init(void);
+extern bool hi_files_defer_sync(HiIndexShared *sh);
+extern void hi_files_sync_built(HiIndexShared *sh);
+extern int	hi_files_sync_deferred(void);
 extern void hi_files_watch_written(HiIndexShared *sh, int tier, uint64 offset,
 								   const char *data, uint32 len);
 extern bool hi_slot_files_exist(HiIndexShared *sh);
@@ -128,6 +135,7 @@ extern void hi_files_at_prepared(void);
 extern void hi_files_finish_prepared(void);
 extern void hi_fsync_dir_of(const char *path);
 extern void hi_durable_write_file(const char *path, const char *data, Size len);
+extern void hi_replace_file(const char *path, const char *data, Size len, bool sync);
 extern char *hi_read_whole_file(const char *path, Size *len);
 
 /* ---- storage/tier_io.c ---- */

@@ -445,6 +445,16 @@ hi_files_stale(HiIndexShared *sh)
 void
 hi_durable_write_file(const char *path, const char *data, Size len)
 {
+	hi_replace_file(path, data, len, true);
+}
+
+/*
+ * Write a whole file atomically (temp file, rename); durably with sync, or
+ * left for whoever syncs it later (a build's map: tier_defer.c)
+ */
+void
+hi_replace_file(const char *path, const char *data, Size len, bool sync)
+{
 	char	   *tmp = psprintf("%s.tmp", path);
 	int			fd;
 	Size		done = 0;
@@ -471,7 +481,7 @@ hi_durable_write_file(const char *path, const char *data, Size len)
 		}
 		done += w;
 	}
-	if (pg_fsync(fd) != 0)
+	if (sync && pg_fsync(fd) != 0)
 	{
 		int			save_errno = errno;
 
@@ -492,7 +502,8 @@ hi_durable_write_file(const char *path, const char *data, Size len)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("could not rename file \"%s\" to \"%s\": %m", tmp, path)));
-	hi_fsync_dir_of(path);
+	if (sync)
+		hi_fsync_dir_of(path);
 	pfree(tmp);
 }
 

@@ -10,7 +10,8 @@
 # index (INCLUDE columns too) is built while another session scans a large
 # index of its own on a 4 MB cache, then the server is killed (no
 # checkpoint since the builds) and every index must pass the check with
-# heapallindexed and answer like a sequential scan.
+# heapallindexed and answer like a sequential scan.  Last, a build's fsyncs
+# wait for the next checkpoint, whose log sync worker does them.
 use strict;
 use warnings;
 
@@ -102,5 +103,16 @@ for my $e (@ams)
 	HiTest::full_check($node, 'postgres', "$e->{am} built during evictions, after a crash", $t, "${t}_idx");
 }
 HiTest::full_check($node, 'postgres', 'the reader\'s index after the crash', 'big', 'big_idx');
+
+# A build leaves its fsyncs to the next checkpoint (storage/tier_defer.c):
+# the log sync worker syncs the listed files when the checkpoint begins
+$node->append_conf('postgresql.conf', "log_min_messages = debug1\n");
+$node->reload;
+my $logpos = -s $node->logfile;
+$node->safe_psql('postgres', q{CREATE INDEX big_idx2 ON big USING hyrtree (geom); CHECKPOINT;});
+ok($node->wait_for_log(qr/hybrid_index: synced the files of \d+ builds for the checkpoint/, $logpos),
+	'the checkpoint after a build syncs its files');
+is(HiTest::try_psql($node, 'postgres', "SELECT hybrid_index_check('big_idx2', heapallindexed => true)"), 't',
+	'the index built before the checkpoint is sound');
 $node->stop;
 done_testing();
