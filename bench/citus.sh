@@ -103,13 +103,7 @@ for am in $AMS; do
 		sed -n 's/^Time: \([0-9.]*\) ms.*/\1/p')
 	q "VACUUM ANALYZE pts"
 	for w in $WLS; do
-		run_ms "$w" >/dev/null
-		run_ms "$w" >/dev/null
-		runs=()
-		for rep in $(seq 1 "$REPS"); do
-			runs+=("$(run_ms "$w")")
-		done
-		R[$am,$w]=$(printf '%s\n' "${runs[@]}" | median)
+		R[$am,$w]=$(warm_median "$w")
 		R[$am,$w,plan]=$(plan_of "$w")
 	done
 	q "DROP INDEX pts_idx"

@@ -30,4 +30,16 @@ bench_server() { bash tools/pgcluster.sh "$1" "$DATA" "$PORT" >/dev/null; }
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
+# The median of $REPS runs of workload $1 after two warm-up runs; run_ms
+# (the calling script's) prints one run's time in ms
+warm_median() {
+	local runs=() rep
+	run_ms "$1" >/dev/null
+	run_ms "$1" >/dev/null
+	for rep in $(seq 1 "$REPS"); do
+		runs+=("$(run_ms "$1")")
+	done
+	printf '%s\n' "${runs[@]}" | median
+}
+
 r2() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0) ? a / b : 0}'; }

@@ -24,7 +24,6 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 
 my $node = HiTest::new_node('evict', fsync => 1, conf => qq{
 hybrid_index.cache_size = 4
@@ -79,18 +78,7 @@ ok($reader->pumpable, 'the reader still runs after the builds') or diag($rerr);
 
 # kill the server with the builds only in WAL and the files as the
 # backends left them
-open my $pf, '<', $node->data_dir . '/postmaster.pid' or die $!;
-my $pmpid = <$pf>;
-close $pf;
-chomp $pmpid;
-my @children = HiCrash::postmaster_children($pmpid);
-kill 'KILL', $pmpid, @children;
-for (1 .. 200)
-{
-	last unless grep { kill 0, $_ } ($pmpid, @children);
-	usleep(50_000);
-}
-$node->{_pid} = undef;
+HiCrash::crash_node($node);
 $reader->finish;
 # the case at hand happened: a build's pages were written by the reader
 like(slurp_file($node->logfile), qr/other sessions wrote pages of index \d+ while it was built/,

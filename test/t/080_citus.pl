@@ -429,18 +429,7 @@ while (time < $deadline && (() = $out =~ /\n/g) < $NINS * @ams / 5)
 }
 ok($h->pumpable, 'the inserts run when worker1 is killed') or diag("psql: $err");
 my $victim = $workers[0];
-open my $pf, '<', $victim->data_dir . '/postmaster.pid' or die $!;
-my $pmpid = <$pf>;
-close $pf;
-chomp $pmpid;
-my @children = HiCrash::postmaster_children($pmpid);
-kill 'KILL', $pmpid, @children;
-for (1 .. 200)
-{
-	last unless grep { kill 0, $_ } ($pmpid, @children);
-	usleep(50_000);
-}
-$victim->{_pid} = undef;
+HiCrash::crash_node($victim);
 $victim->start;
 $h->finish;
 my %confirmed;

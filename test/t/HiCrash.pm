@@ -348,22 +348,30 @@ sub postmaster_children
 	return grep { /^\d+$/ } map { s/\s+//gr } `ps -o pid= --ppid $pmpid`;
 }
 
-sub kill_postmaster
+# kill -9 a node's postmaster and all its children at once (a crash of
+# the whole server) and wait until they are gone; the node is then stopped
+sub crash_node
 {
-	my ($self) = @_;
-	my $node = $self->{node};
+	my ($node) = @_;
 	open my $fh, '<', $node->data_dir . '/postmaster.pid' or die "no postmaster.pid: $!";
 	my $pmpid = <$fh>;
 	close $fh;
 	chomp $pmpid;
 	my @children = postmaster_children($pmpid);
-	$node->kill9;
-	kill 'KILL', @children if @children;
+	kill 'KILL', $pmpid, @children;
 	for (1 .. 200)
 	{
 		last unless grep { kill 0, $_ } ($pmpid, @children);
 		usleep(50_000);
 	}
+	$node->{_pid} = undef;
+	return;
+}
+
+sub kill_postmaster
+{
+	my ($self) = @_;
+	crash_node($self->{node});
 	return;
 }
 
