@@ -269,6 +269,9 @@ typedef struct EfLastFlush
 	EfFlushedPage pages[EF_LAST_FLUSH_SHOWN];
 } EfLastFlush;
 
+/* chunks of read buffer frames: 1, 2, 4 ... frames (enough for 2^32 - 1) */
+#define EF_RB_CHUNKS 32
+
 typedef struct EfindState
 {
 	EfindConfig cfg;
@@ -287,7 +290,9 @@ typedef struct EfindState
 	/* read buffer and read queue: rb_lock */
 	EfHash		rbh;
 	dsa_pointer frames;			/* EfRbFrame[rb_frames] */
-	dsa_pointer data;			/* rb_frames pages */
+	dsa_pointer chunks[EF_RB_CHUNKS];	/* the frames' pages: chunk k holds
+										 * frames 2^k - 1 .. 2^(k+1) - 2,
+										 * allocated at their first use */
 	EfRbList	am;
 	EfRbList	a1in;
 	uint32		free_head;

@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "executor/instrument.h"
+#include "port/pg_bitutils.h"
 
 #include "efind/efind.h"
 
@@ -36,10 +37,34 @@ frames(Ef *ef)
 	return (EfRbFrame *) dsa_get_address(ef->area, ef->st->frames);
 }
 
+/*
+ * A frame's page.  The pages live in chunks of 1, 2, 4 ... frames
+ * allocated at their first use, so that an index that reads a few pages
+ * (one of a thousand partitions) holds a few pages, not its whole read
+ * buffer, in the DSA area.
+ */
 static inline char *
 frame_page(Ef *ef, uint32 f)
 {
-	return (char *) dsa_get_address(ef->area, ef->st->data) + (Size) f * ef->st->page_size;
+	int			k = pg_leftmost_one_pos32(f + 1);
+
+	return (char *) dsa_get_address(ef->area, ef->st->chunks[k]) +
+		(Size) (f + 1 - (1U << k)) * ef->st->page_size;
+}
+
+/* Allocate the chunk of frame f if it has none yet (an ERROR changes nothing) */
+static void
+ensure_frame_page(Ef *ef, uint32 f)
+{
+	EfindState *st = ef->st;
+	int			k = pg_leftmost_one_pos32(f + 1);
+	uint32		first = (1U << k) - 1;
+	uint32		n;
+
+	if (DsaPointerIsValid(st->chunks[k]))
+		return;
+	n = Min((uint32) 1 << k, st->rb_frames - first);
+	st->chunks[k] = dsa_allocate_extended(ef->area, (Size) n * st->page_size, DSA_ALLOC_HUGE);
 }
 
 static void
@@ -97,7 +122,6 @@ ef_rb_init(Ef *ef)
 	/* at most n pages are cached: sized so the table never grows */
 	efh_init(ef->area, &st->rbh, 2 * n + 2);
 	st->frames = dsa_allocate_extended(ef->area, sizeof(EfRbFrame) * (Size) n, DSA_ALLOC_HUGE);
-	st->data = dsa_allocate_extended(ef->area, (Size) n * st->page_size, DSA_ALLOC_HUGE);
 	fr = frames(ef);
 	for (i = 0; i < n; i++)
 	{
@@ -113,6 +137,7 @@ void
 ef_rb_free(Ef *ef)
 {
 	EfindState *st = ef->st;
+	int			k;
 
 	ef_ring_free(ef->area, &st->rq);
 	ef_ring_free(ef->area, &st->a1out);
@@ -120,9 +145,13 @@ ef_rb_free(Ef *ef)
 		efh_free(ef->area, &st->rbh);
 	if (DsaPointerIsValid(st->frames))
 		dsa_free(ef->area, st->frames);
-	if (DsaPointerIsValid(st->data))
-		dsa_free(ef->area, st->data);
-	st->frames = st->data = InvalidDsaPointer;
+	st->frames = InvalidDsaPointer;
+	for (k = 0; k < EF_RB_CHUNKS; k++)
+	{
+		if (DsaPointerIsValid(st->chunks[k]))
+			dsa_free(ef->area, st->chunks[k]);
+		st->chunks[k] = InvalidDsaPointer;
+	}
 }
 
 static uint32
@@ -161,6 +190,7 @@ take_frame(Ef *ef)
 	if (st->free_head != EF_NIL)
 	{
 		f = st->free_head;
+		ensure_frame_page(ef, f);
 		st->free_head = fr[f].next;
 		fr[f].next = EF_NIL;
 		return f;

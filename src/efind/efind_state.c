@@ -183,7 +183,8 @@ create_state(HiIndex *idx, EfindSlot *slot)
 		st->write_budget = total - (uint64) st->rb_frames * st->page_size;
 		st->wq.ids = st->rq.ids = st->a1out.ids = InvalidDsaPointer;
 		st->wb.slots = st->rbh.slots = InvalidDsaPointer;
-		st->frames = st->data = InvalidDsaPointer;
+		st->frames = InvalidDsaPointer;
+		memset(st->chunks, 0, sizeof(st->chunks));	/* InvalidDsaPointer */
 
 		ef.idx = idx;
 		ef.sh = idx->sh;
