@@ -192,13 +192,12 @@ hi_files_sync_deferred(void)
 		return 0;
 	LWLockAcquire(&defer_list->lock, LW_EXCLUSIVE);
 	n = defer_list->n;
+	sets = n > 0 ? palloc(sizeof(HiDeferredSet) * n) : NULL;
+	if (n > 0)
+		memcpy(sets, defer_list->sets, sizeof(HiDeferredSet) * n);
 	LWLockRelease(&defer_list->lock);
 	if (n == 0)
 		return 0;
-	sets = palloc(sizeof(HiDeferredSet) * n);
-	LWLockAcquire(&defer_list->lock, LW_EXCLUSIVE);
-	memcpy(sets, defer_list->sets, sizeof(HiDeferredSet) * n);
-	LWLockRelease(&defer_list->lock);
 
 	dirs = palloc(sizeof(char *) * n);
 	for (i = 0; i < n; i++)
