@@ -4,12 +4,17 @@
 # bench/run and the benchmark's tests install it)
 EXTENSION = hybrid_index hybrid_index_bench
 MODULE_big = hybrid_index
-# each extension script is assembled from its parts: sql/ext/ and sql/bench/
-EXT_SCRIPT = hybrid_index--0.1.0.sql
+# each extension script is assembled from its parts: sql/ext/ and sql/bench/;
+# the version is the control file's default_version (CHANGELOG.md), and
+# sql/updates/ holds one ALTER EXTENSION ... UPDATE script per release step
+EXT_VERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(srcdir)/hybrid_index.control)
+BENCH_VERSION = $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(srcdir)/hybrid_index_bench.control)
+EXT_SCRIPT = hybrid_index--$(EXT_VERSION).sql
 EXT_PARTS = sql/ext/core.sql $(sort $(filter-out sql/ext/core.sql,$(wildcard sql/ext/*.sql)))
-BENCH_SCRIPT = hybrid_index_bench--0.1.0.sql
+BENCH_SCRIPT = hybrid_index_bench--$(BENCH_VERSION).sql
 BENCH_PARTS = sql/bench/bench.sql $(sort $(filter-out sql/bench/bench.sql,$(wildcard sql/bench/*.sql)))
 DATA_built = $(EXT_SCRIPT) $(BENCH_SCRIPT)
+DATA = $(wildcard sql/updates/*.sql)
 
 SRCS = $(wildcard src/*.c src/*/*.c)
 OBJS = $(SRCS:.c=.o)

@@ -13,6 +13,11 @@ WHERE e.extname = 'hybrid_index'
 ORDER BY p.proname;
 
 SELECT amname, amtype FROM pg_am WHERE amname = 'hyrtree';
+-- the loaded library's release is the installed extension's (a newer
+-- library is the sign of a pending ALTER EXTENSION hybrid_index UPDATE)
+SELECT hybrid_index_version() = extversion AS library_matches_extension,
+       hybrid_index_version() ~ '^[0-9]+\.[0-9]+\.[0-9]+$' AS version_is_semver
+FROM pg_extension WHERE extname = 'hybrid_index';
 SELECT name, context, vartype, unit FROM pg_settings
 WHERE name IN ('hybrid_index.cache_size', 'hybrid_index.max_page_size', 'hybrid_index.max_indexes',
                'hybrid_index.io_method', 'hybrid_index.io_depth', 'hybrid_index.checkpoint_log_size',

@@ -66,6 +66,9 @@ PACKAGES=(
 	procps # ps (crash test)
 	curl
 	ca-certificates
+	dpkg-dev # the Debian packages (tools/build-deb.sh): dpkg-buildpackage,
+	debhelper # dh,
+	postgresql-server-dev-all # pg_buildext
 )
 
 SUDO=

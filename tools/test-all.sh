@@ -23,14 +23,19 @@
 #    (first of all, tools/check-layers.sh: no file includes a header of a
 #    layer above it)
 #    d. runs the TAP tests test/t/*.pl (make installcheck with REGRESS
-#       emptied: PGXS runs prove_installcheck), each with its own clusters;
+#       emptied: PGXS runs prove_installcheck), each with its own clusters
+#       (085_extension_update gets the released versions, each built into
+#       a copy of the server by tools/build-release.sh);
+#    e. builds the Debian packages, installs them, runs pg_regress against
+#       them and removes them (tools/test-package.sh; where the version has
+#       a postgresql-server-dev package, i.e. 15 on Debian 12);
 # 4. stops every server it started, prints the summaries and exits non-zero
 #    if anything failed.
 #
 # Environment knobs:
 #   HI_SKIP_DEPS=1      don't run install-deps.sh
 #   HI_SKIP_DATA=1      don't fetch the real datasets (real-data tests skip)
-#   HI_SUITES="regress isolation nouring pgtap clients tap"   which suites to run (default: all)
+#   HI_SUITES="regress isolation nouring pgtap clients tap package"   which suites to run (default: all)
 #   HI_KEEP=1           keep the temp dir even when everything passed
 #   PROVE_TESTS="test/t/002_crash.pl"  run only some TAP tests
 #   HI_TAP_SKIP="002_crash 005_concurrency"  run every TAP test but these
@@ -58,7 +63,7 @@ while [ $# -gt 0 ]; do
 done
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-SUITES=${HI_SUITES:-regress isolation nouring pgtap clients tap}
+SUITES=${HI_SUITES:-regress isolation nouring pgtap clients tap package}
 START=$(date +%s)
 
 if [ "$(id -u)" != 0 ]; then
@@ -113,6 +118,31 @@ if [ "$PGV" != 15 ] && [[ " $SUITES " == *" tap "* ]] && [ -x "$PG15_CONFIG" ]; 
 		exit 1
 	fi
 	rm -rf "$B15"
+fi
+
+# the released versions, each built into a copy of this server (TAP
+# 085_extension_update updates their databases to this tree's version)
+if [[ " $SUITES " == *" tap "* ]] && { [ -z "${PROVE_TESTS:-}" ] || [[ "$PROVE_TESTS" == *085_extension_update* ]]; } &&
+	[[ " ${HI_TAP_SKIP:-} " != *" 085_extension_update "* ]]; then
+	log "building the released versions for the update test (tools/build-release.sh)"
+	REL_LOG=$(mktemp /tmp/hybrid_index_release.XXXXXX.log)
+	bash "$ROOT/tools/build-release.sh" "$PG_CONFIG" >"$REL_LOG.out" 2>"$REL_LOG"
+	rc=$?
+	if [ $rc = 0 ]; then
+		HI_RELEASES=$(awk '{printf "%s%s=%s", (NR > 1 ? " " : ""), $1, $2}' "$REL_LOG.out")
+		export HI_RELEASES
+		log "released versions: $HI_RELEASES"
+	elif [ $rc = 2 ]; then
+		HI_RELEASES_WHY=$(tail -n 1 "$REL_LOG")
+		export HI_RELEASES_WHY
+		log "the update test will skip: $HI_RELEASES_WHY"
+	else
+		cat "$REL_LOG"
+		echo "test-all: BUILD FAILED for a released version (tools/build-release.sh)"
+		echo "test-all: 0 passed, 1 failed"
+		exit 1
+	fi
+	rm -f "$REL_LOG" "$REL_LOG.out"
 fi
 
 # --- 2. data ----------------------------------------------------------------
@@ -412,6 +442,20 @@ if [[ " $SUITES " == *" tap "* ]]; then
 	count_pass $((n_files - n_bad > 0 ? n_files - n_bad : 0))
 	if [ "$TINYFS" = 1 ]; then
 		bash "$ROOT/test/setup_tiny_fs.sh" --remove >/dev/null 2>&1 || true
+	fi
+fi
+
+# --- 3e. the Debian packages ------------------------------------------------------------
+if [[ " $SUITES " == *" package "* ]]; then
+	log "Debian packages (tools/test-package.sh $PGV)"
+	bash "$ROOT/tools/test-package.sh" "$PGV" 2>&1 | tee "$WORK/package.log"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" = 0 ]; then
+		count_pass 1
+	elif [ "$rc" = 3 ]; then
+		log "package test skipped: no postgresql-server-dev-$PGV package here (packages are built for versions installed from packages)"
+	else
+		count_fail 1 "Debian packages"
 	fi
 fi
 

@@ -1,4 +1,4 @@
--- hybrid_index 0.1.0: spatial index access methods for flash and hybrid
+-- hybrid_index 0.2.0: spatial index access methods for flash and hybrid
 -- flash/Optane storage.  Requires shared_preload_libraries = 'hybrid_index'.
 
 \echo Use "CREATE EXTENSION hybrid_index" to load this file. \quit
@@ -21,6 +21,11 @@ CREATE OPERATOR CLASS hyrtree_geometry_ops
 	OPERATOR 13 <-> (geometry, geometry) FOR ORDER BY pg_catalog.float_ops;
 
 -- Observability ------------------------------------------------------------
+
+CREATE FUNCTION hybrid_index_version() RETURNS text
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION hybrid_index_version() IS
+	'Release of the loaded hybrid_index library; newer than the extension''s version until ALTER EXTENSION hybrid_index UPDATE';
 
 CREATE FUNCTION hybrid_index_stats(index regclass,
 	OUT tier text, OUT pages bigint, OUT reads bigint, OUT writes bigint,

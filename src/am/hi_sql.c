@@ -38,6 +38,18 @@ PG_FUNCTION_INFO_V1(hybrid_index_check);
 PG_FUNCTION_INFO_V1(hybrid_index_checkpoint);
 PG_FUNCTION_INFO_V1(hybrid_index_files);
 PG_FUNCTION_INFO_V1(hybrid_index_pages);
+PG_FUNCTION_INFO_V1(hybrid_index_version);
+
+/*
+ * The release of the loaded library.  After a package upgrade and restart
+ * it is newer than pg_extension.extversion until ALTER EXTENSION
+ * hybrid_index UPDATE has run in the database (docs/upgrading.md).
+ */
+Datum
+hybrid_index_version(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(HI_EXTENSION_VERSION));
+}
 
 /*
  * The indexes a function answers for: the index itself, or for a

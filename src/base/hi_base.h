@@ -32,7 +32,7 @@
 #include "compat/hi_compat.h"
 #include "geom/geom_box.h"
 
-#define HI_EXTENSION_VERSION	"0.1.0"
+#define HI_EXTENSION_VERSION	"0.2.0"	/* hybrid_index.control, hybrid_index_version() */
 
 #define HI_NUM_TIERS		2
 #define HI_TIER_FLASH		0
