@@ -141,7 +141,7 @@ sub run_block
 		  if index(lc($err), lc($b->{expect_error})) < 0;
 		return (1, "$where: fails as documented");
 	}
-	return (0, "$where: $err") if $rc != 0 || $err =~ /^(?:\S+: )?(ERROR|FATAL|PANIC):/m;
+	return (0, "block at $where failed: $err") if $rc != 0 || $err =~ /(ERROR|FATAL|PANIC):/;
 	if ($b->{output})
 	{
 		my @got = map { norm($_) } split /\n/, $out;
