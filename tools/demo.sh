@@ -7,7 +7,9 @@
 # local PostgreSQL cluster (data /tmp/hybrid_index_demo, port 5499, left
 # running), loads the GeoNames cities500 dataset (~235k places) into
 # cities(id, name, country, population, geom geometry(Point,4326)), builds
-# a hyrtree index and runs a few queries with EXPLAIN ANALYZE, prints one
+# a hyrtree index and runs a few queries as users write them (&&, kNN,
+# ST_DWithin, ST_Intersects), each with the plan line that shows the index
+# at work, prints one
 # side-by-side table of hyrtree and GiST on copies of the same rows (build,
 # a window query, a kNN query, an ST_Intersects query, a 10k-row INSERT,
 # index size), then shows the index's statistics and structure. Run as root.
@@ -62,19 +64,37 @@ ANALYZE cities;
 SELECT count(*) AS cities FROM cities;
 EOF
 
+# Prints the lines of a query's plan that name an index: the proof that the
+# query as written uses it. Prepended to each query step's psql session.
+INDEX_LINES=$(cat <<'EOF'
+CREATE FUNCTION pg_temp.index_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+  l text;
+BEGIN
+  FOR l IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF l ~ 'Index' AND l !~ 'Index Cond' THEN
+      RETURN NEXT 'plan: ' || btrim(replace(l, '->', ''));
+    END IF;
+  END LOOP;
+END $$;
+\pset footer off
+\pset tuples_only on
+EOF
+)
+
 step "query 1: window query (places in a box around the Alps)"
-"${PSQL[@]}" -d "$DB" <<'EOF'
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON)
-SELECT count(*) FROM cities WHERE geom && ST_MakeEnvelope(5.5, 45.5, 10.5, 47.8, 4326);
+"${PSQL[@]}" -d "$DB" -q <<EOF
+$INDEX_LINES
+SELECT pg_temp.index_lines('SELECT count(*) FROM cities WHERE geom && ST_MakeEnvelope(5.5, 45.5, 10.5, 47.8, 4326)');
+\pset tuples_only off
 SELECT count(*) AS places_in_box FROM cities WHERE geom && ST_MakeEnvelope(5.5, 45.5, 10.5, 47.8, 4326);
 EOF
 
 step "query 2: kNN — the 10 places nearest to Paris (index order, exact after recheck)"
-"${PSQL[@]}" -d "$DB" <<'EOF'
-EXPLAIN (COSTS OFF)
-SELECT name, country FROM cities
-ORDER BY geom <-> (SELECT geom FROM cities WHERE name = 'Paris' AND country = 'FR' ORDER BY population DESC LIMIT 1)
-LIMIT 10;
+"${PSQL[@]}" -d "$DB" -q <<EOF
+$INDEX_LINES
+SELECT pg_temp.index_lines('SELECT name FROM cities ORDER BY geom <-> ''SRID=4326;POINT(2.3522 48.8566)'' LIMIT 10');
+\pset tuples_only off
 WITH paris AS (SELECT geom FROM cities WHERE name = 'Paris' AND country = 'FR' ORDER BY population DESC LIMIT 1)
 SELECT c.name, c.country, c.population,
        round((c.geom <-> p.geom)::numeric, 5) AS degrees,
@@ -84,13 +104,24 @@ ORDER BY c.geom <-> p.geom
 LIMIT 10;
 EOF
 
-step "query 3: hi_dwithin — places within 0.3 degrees of Berlin"
-"${PSQL[@]}" -d "$DB" <<'EOF'
-EXPLAIN (COSTS OFF)
-SELECT count(*) FROM cities WHERE hi_dwithin(geom, ST_SetSRID(ST_MakePoint(13.405, 52.52), 4326), 0.3);
+step "query 3: ST_DWithin — places within 0.3 degrees of Berlin"
+"${PSQL[@]}" -d "$DB" -q <<EOF
+$INDEX_LINES
+SELECT pg_temp.index_lines('SELECT count(*) FROM cities WHERE ST_DWithin(geom, ''SRID=4326;POINT(13.405 52.52)'', 0.3)');
+\pset tuples_only off
 SELECT count(*) AS near_berlin,
-       string_agg(name, ', ' ORDER BY population DESC) FILTER (WHERE population > 20000) AS larger_ones
-FROM cities WHERE hi_dwithin(geom, ST_SetSRID(ST_MakePoint(13.405, 52.52), 4326), 0.3);
+       array_to_string((array_agg(name ORDER BY population DESC))[1:8], ', ') AS largest
+FROM cities WHERE ST_DWithin(geom, 'SRID=4326;POINT(13.405 52.52)', 0.3);
+EOF
+
+step "query 4: ST_Intersects — places inside a polygon (a triangle over the Benelux)"
+"${PSQL[@]}" -d "$DB" -q <<EOF
+$INDEX_LINES
+SELECT pg_temp.index_lines('SELECT count(*) FROM cities WHERE ST_Intersects(geom, ''SRID=4326;POLYGON((2.5 49.5, 7 50, 5 53.5, 2.5 49.5))'')');
+\pset tuples_only off
+SELECT country, count(*) AS places
+FROM cities WHERE ST_Intersects(geom, 'SRID=4326;POLYGON((2.5 49.5, 7 50, 5 53.5, 2.5 49.5))')
+GROUP BY country ORDER BY places DESC;
 EOF
 
 step "what the choice means: hyrtree next to GiST on the same rows"
