@@ -8,7 +8,7 @@
 #   index checkpoints) (size after inserts); REINDEX (size rebuilt).  The
 #   target: (after inserts ÷ rebuilt) at most 1.2× GiST's same ratio.
 #
-# Sizes are pg_relation_size (for ours: tier files, map and log, see README
+# Sizes are pg_relation_size (for ours: tier files, map and log, see docs/operations.md
 # "Sizes"); they do not depend on timing, so one run suffices.
 #
 # usage: bench/space_growth.sh [rows=1000000] [inserts=250000] [batch=5000]

@@ -21,7 +21,7 @@
 #   17, 19: the Debian server-dev packages in ../shared/deps (headers);
 #   Citus 14.0.1 from ../shared/deps (release tag v14.0.1 of citusdata/citus;
 #   it supports 16-18; 13.2.2, the release for 15, does not build against
-#   Debian 12's 15.20 headers, see README "Distributed tables (Citus)").
+#   Debian 12's 15.20 headers, see docs/citus.md).
 #
 # Every result is cached under $HI_CACHE (default /var/cache/hybrid_index),
 # in a directory named by the inputs' checksums, so a machine builds each

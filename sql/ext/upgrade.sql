@@ -1,5 +1,5 @@
 
--- after pg_upgrade: the indexes' files from the old cluster (README, "Upgrading PostgreSQL")
+-- after pg_upgrade: the indexes' files from the old cluster (docs/operations.md, "Upgrading PostgreSQL")
 CREATE FUNCTION hybrid_index_upgrade_files(old_datadir text, link boolean DEFAULT false)
 	RETURNS bigint
 	AS 'MODULE_PATHNAME' LANGUAGE C STRICT VOLATILE;

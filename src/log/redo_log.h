@@ -56,7 +56,7 @@ extern uint64 hi_log_copy_end(Oid dboid, Oid flashspc, Oid relnumber,
  * its copy lacks what WAL no longer has, the index is marked stale and
  * refuses to answer instead of missing rows.
  */
-#define HI_RMGR_ID		190		/* see README, "WAL resource manager" */
+#define HI_RMGR_ID		190		/* docs/replication.md */
 #define HI_RMGR_NAME	"hybrid_index"
 
 extern void hi_wal_init(void);
