@@ -29,7 +29,7 @@ BEGIN;
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS hybrid_index_bench;
 
-SELECT plan(197);
+SELECT plan(200);
 
 \o /dev/null
 -- what a role gets from a statement: 'ok' or 'SQLSTATE: message'
@@ -86,6 +86,7 @@ INSERT INTO fn VALUES
 	('hybrid_index_probe_knn(regclass,geometry,integer)', 'content',
 	 'SELECT hybrid_index_probe_knn(%L, ST_MakePoint(5, 5), 3)'),
 	('hybrid_index_key_box(geometry)', 'value', 'SELECT hybrid_index_key_box(''POINT(1 2)'')'),
+	('hybrid_index_version()', 'value', 'SELECT hybrid_index_version()'),
 	('hybrid_index_upgrade_files(text,boolean)', 'superuser', 'SELECT hybrid_index_upgrade_files(''/nonexistent'')'),
 	('hi_intersects(geometry,geometry)', 'value', 'SELECT hi_intersects(''POINT(1 2)'', ''POINT(1 2)'')'),
 	('hi_dwithin(geometry,geometry,double precision)', 'value',
