@@ -40,7 +40,7 @@ PG_CPPFLAGS = -I$(srcdir)/src -std=gnu11 -Wall -Wmissing-prototypes
 PG_CFLAGS = -MMD -MP
 SHLIB_LINK = -luring
 
-EXTRA_CLEAN = results regression.diffs regression.out tmp_check log isolation output_iso \
+EXTRA_CLEAN = results regression.diffs regression.out tmp_check log isolation output_iso $(PG_BUILD_STAMP) \
 	$(wildcard src/*.d src/*/*.d)
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -52,6 +52,16 @@ $(EXT_SCRIPT): $(EXT_PARTS) sql/ext
 
 $(BENCH_SCRIPT): $(BENCH_PARTS) sql/bench
 	cat $(BENCH_PARTS) > $@
+
+# Objects built for another PostgreSQL (another pg_config) are built
+# again: the stamp names the server the objects are for, and changes (so
+# is newer than every object) when PG_CONFIG does.
+PG_BUILD_STAMP = .pg-build-version
+PG_BUILD_FOR := $(shell $(PG_CONFIG) --version) $(shell $(PG_CONFIG) --pkglibdir)
+ifneq ($(PG_BUILD_FOR),$(shell cat $(PG_BUILD_STAMP) 2>/dev/null))
+$(shell echo '$(PG_BUILD_FOR)' > $(PG_BUILD_STAMP))
+endif
+$(OBJS): $(PG_BUILD_STAMP)
 
 -include $(wildcard src/*.d src/*/*.d)
 $(OBJS:.o=.bc): %.bc: %.o
