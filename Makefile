@@ -66,6 +66,12 @@ $(OBJS): $(PG_BUILD_STAMP)
 -include $(wildcard src/*.d src/*/*.d)
 $(OBJS:.o=.bc): %.bc: %.o
 
+# the PGXN distribution (META.json): the committed tree of HEAD as a zip
+.PHONY: dist
+dist:
+	git -C $(srcdir) archive --format zip --prefix=hybrid_index-$(EXT_VERSION)/ \
+		-o $(CURDIR)/hybrid_index-$(EXT_VERSION).zip HEAD
+
 .PHONY: isolation-specs
 isolation-specs:
 	perl $(srcdir)/test/isolation/generate.pl isolation
