@@ -222,6 +222,26 @@ hi_wal_log_drop(Oid dboid, Oid flashspc, Oid relnumber)
 	(void) XLogInsert(HI_RMGR_ID, XLOG_HI_DROP);
 }
 
+/* A prepared transaction's file (data) or its end (data NULL): standbys keep it too */
+static void
+hi_wal_log_twophase(Oid dboid, Oid dbspc, TransactionId xid, const char *data, Size len)
+{
+	xl_hi_twophase xl;
+
+	if (RecoveryInProgress())
+		return;
+	memset(&xl, 0, sizeof(xl));
+	xl.dboid = dboid;
+	xl.dbspc = dbspc;
+	xl.xid = xid;
+	xl.len = data ? (uint32) len : 0;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xl, sizeof(xl));
+	if (data && len > 0)
+		XLogRegisterData((char *) data, (uint32) len);
+	(void) XLogInsert(HI_RMGR_ID, XLOG_HI_TWOPHASE);
+}
+
 static void
 hi_wal_desc(StringInfo buf, XLogReaderState *record)
 {
@@ -230,6 +250,14 @@ hi_wal_desc(StringInfo buf, XLogReaderState *record)
 	const char *data = XLogRecGetData(record);
 	const xl_hi_ident *id = (const xl_hi_ident *) data;
 
+	if (info == XLOG_HI_TWOPHASE && len >= sizeof(xl_hi_twophase))
+	{
+		const xl_hi_twophase *xt = (const xl_hi_twophase *) data;
+
+		appendStringInfo(buf, "prepared transaction %u of database %u: %s", xt->xid, xt->dboid,
+						 xt->len > 0 ? "index file sets to finish at its end" : "finished");
+		return;
+	}
 	if (len < sizeof(xl_hi_ident))
 		return;
 	appendStringInfo(buf, "index %u, rel %u/%u/%u", id->indexoid, id->spcoid,
@@ -310,6 +338,8 @@ hi_wal_identify(uint8 info)
 			return "PAGES";
 		case XLOG_HI_MAP:
 			return "MAP";
+		case XLOG_HI_TWOPHASE:
+			return "TWOPHASE";
 	}
 	return NULL;
 }
@@ -328,4 +358,5 @@ hi_wal_init(void)
 {
 	RegisterCustomRmgr(HI_RMGR_ID, &hi_rmgr);
 	hi_files_set_drop_hook(hi_wal_log_drop);
+	hi_files_set_prepared_hook(hi_wal_log_twophase);
 }

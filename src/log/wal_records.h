@@ -3,7 +3,7 @@
  *	  The records of hybrid_index's WAL resource manager (log/): their
  *	  types and layouts, shared by insertion and description (hi_wal.c)
  *	  and redo (wal_redo.c).  Every record's data starts with the ident of
- *	  the index it is about.
+ *	  the index it is about, but TWOPHASE's, which is about a transaction.
  */
 #ifndef HI_WAL_RECORDS_H
 #define HI_WAL_RECORDS_H
@@ -21,6 +21,7 @@
 #define XLOG_HI_SYNCED		0x50
 #define XLOG_HI_PAGES		0x60
 #define XLOG_HI_MAP			0x70
+#define XLOG_HI_TWOPHASE	0x80	/* no index ident: see xl_hi_twophase */
 
 /* which index a record is about (its flash tier names its files) */
 typedef struct xl_hi_ident
@@ -110,6 +111,19 @@ typedef struct xl_hi_map
 	uint32		len;
 	uint32		pad;
 } xl_hi_map;
+
+/*
+ * A prepared transaction's file sets (storage/tier_pending.c): its file
+ * hyb2pc/<xid> in the database's directory was written (len bytes of it
+ * follow) or, with len 0, finished and removed.
+ */
+typedef struct xl_hi_twophase
+{
+	Oid			dboid;
+	Oid			dbspc;			/* the database's tablespace */
+	TransactionId xid;
+	uint32		len;
+} xl_hi_twophase;
 
 /* redo (wal_redo.c), called through the resource manager (hi_wal.c) */
 extern void hi_wal_redo(XLogReaderState *record);

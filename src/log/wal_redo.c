@@ -956,6 +956,14 @@ hi_wal_redo(XLogReaderState *record)
 	else if (info == XLOG_HI_MAP && len >= sizeof(xl_hi_map) &&
 			 len == sizeof(xl_hi_map) + ((const xl_hi_map *) data)->len)
 		redo_map(record, (const xl_hi_map *) data, data + sizeof(xl_hi_map));
+	else if (info == XLOG_HI_TWOPHASE && len >= sizeof(xl_hi_twophase) &&
+			 len == sizeof(xl_hi_twophase) + ((const xl_hi_twophase *) data)->len)
+	{
+		const xl_hi_twophase *xt = (const xl_hi_twophase *) data;
+
+		hi_files_prepared_redo(xt->dboid, xt->dbspc, xt->xid,
+							   xt->len > 0 ? data + sizeof(xl_hi_twophase) : NULL, xt->len);
+	}
 	else
 		ereport(WARNING,
 				(errmsg("hybrid_index: skipping WAL record of unknown type %u (length %u) at %X/%X",

@@ -105,6 +105,16 @@ extern void hi_files_set_release_hook(hi_files_release_fn fn);
 typedef void (*hi_files_drop_fn) (Oid dboid, Oid flashspc, Oid relnumber);
 extern void hi_files_set_drop_hook(hi_files_drop_fn fn);
 extern void hi_files_remove_set(Oid dboid, Oid flashspc, Oid relnumber);
+/*
+ * ... and of a prepared transaction's file sets (hyb2pc/<xid>): the file
+ * was written (data, len) or finished and removed (data NULL), to log it;
+ * WAL replay writes and removes the same file (tier_pending.c)
+ */
+typedef void (*hi_files_prepared_fn) (Oid dboid, Oid dbspc, TransactionId xid,
+									  const char *data, Size len);
+extern void hi_files_set_prepared_hook(hi_files_prepared_fn fn);
+extern void hi_files_prepared_redo(Oid dboid, Oid dbspc, TransactionId xid,
+								   const char *data, Size len);
 /* after pg_upgrade: our files of an old data directory into this cluster (tier_upgrade.c) */
 extern int64 hi_files_import_upgraded(const char *old_datadir, bool link_files, int64 *skipped);
 extern void hi_files_release_and_remove(Oid dboid, Oid flashspc, Oid relnumber);

@@ -71,6 +71,15 @@ typedef struct PreparedHeader
 /* What a prepared transaction left, in hyb2pc/ */
 #define PREPARED_DIR	"hyb2pc"
 
+/* WAL: standbys keep the same files, so that a promoted one finishes them */
+static hi_files_prepared_fn prepared_hook = NULL;
+
+void
+hi_files_set_prepared_hook(hi_files_prepared_fn fn)
+{
+	prepared_hook = fn;
+}
+
 void
 hi_files_pending_add(Oid dboid, Oid flashspc, Oid relnumber, bool at_commit)
 {
@@ -110,13 +119,19 @@ hi_files_pending(void)
 }
 
 static char *
-prepared_dir(void)
+prepared_dir_of(Oid dboid, Oid dbspc)
 {
-	char	   *dbpath = GetDatabasePath(MyDatabaseId, MyDatabaseTableSpace);
+	char	   *dbpath = GetDatabasePath(dboid, dbspc);
 	char	   *dir = psprintf("%s/%s/%s", DataDir, dbpath, PREPARED_DIR);
 
 	pfree(dbpath);
 	return dir;
+}
+
+static char *
+prepared_dir(void)
+{
+	return prepared_dir_of(MyDatabaseId, MyDatabaseTableSpace);
 }
 
 /*
@@ -161,6 +176,9 @@ hi_files_at_prepare(void)
 	/* fsyncs the file and its directory, which a new directory's parent needs too */
 	hi_durable_write_file(path, buf.data, buf.len);
 	hi_fsync_dir_of(dir);
+	/* before the PREPARE's own record, which flushes it */
+	if (prepared_hook)
+		prepared_hook(MyDatabaseId, MyDatabaseTableSpace, xid, buf.data, buf.len);
 	pfree(buf.data);
 	pfree(dir);
 	if (prepared_path)
@@ -338,12 +356,51 @@ hi_files_finish_prepared(void)
 		path = psprintf("%s/%s", dir, de->d_name);
 		(void) finish_one(path, xid, TransactionIdDidCommit(xid));
 		if (unlink(path) == 0)
+		{
 			removed = true;
+			if (prepared_hook)
+				prepared_hook(MyDatabaseId, MyDatabaseTableSpace, xid, NULL, 0);
+		}
 		pfree(path);
 	}
 	FreeDir(d);
 	hi_files_end_removals(false);
 	if (removed)
 		fsync_fname_ext(dir, true, true, LOG);
+	pfree(dir);
+}
+
+/*
+ * WAL replay of a prepared transaction's file: written (data) or finished
+ * (data NULL) on the primary.  A standby keeps the same file, so that once
+ * promoted, its COMMIT PREPARED or ROLLBACK PREPARED finishes the sets as
+ * the primary would have; their removals on the primary reach it as DROP
+ * records.  A database dropped meanwhile has nothing to keep.
+ */
+void
+hi_files_prepared_redo(Oid dboid, Oid dbspc, TransactionId xid, const char *data, Size len)
+{
+	char	   *dir = prepared_dir_of(dboid, dbspc);
+	char	   *path = psprintf("%s/%u", dir, xid);
+
+	if (data == NULL)
+	{
+		if (unlink(path) == 0)
+			fsync_fname_ext(dir, true, true, LOG);
+	}
+	else if (MakePGDirectory(dir) != 0 && errno != EEXIST)
+	{
+		int			elevel = errno == ENOENT ? DEBUG1 : WARNING;
+
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("hybrid_index: could not create directory \"%s\": %m", dir)));
+	}
+	else
+	{
+		hi_durable_write_file(path, data, len);
+		hi_fsync_dir_of(dir);
+	}
+	pfree(path);
 	pfree(dir);
 }
