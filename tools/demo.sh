@@ -82,19 +82,25 @@ END $$;
 EOF
 )
 
-step "query 1: window query (places in a box around the Alps)"
-"${PSQL[@]}" -d "$DB" -q <<EOF
+# One query step: its title, the query whose plan lines are shown (a psql
+# variable, so no quote doubling), then the SQL run for its answer (stdin)
+query_step() {
+	step "$1"
+	"${PSQL[@]}" -d "$DB" -q -v q="$2" <<EOF
 $INDEX_LINES
-SELECT pg_temp.index_lines('SELECT count(*) FROM cities WHERE geom && ST_MakeEnvelope(5.5, 45.5, 10.5, 47.8, 4326)');
+SELECT pg_temp.index_lines(:'q');
 \pset tuples_only off
+$(cat)
+EOF
+}
+
+query_step "query 1: window query (places in a box around the Alps)" \
+	"SELECT count(*) FROM cities WHERE geom && ST_MakeEnvelope(5.5, 45.5, 10.5, 47.8, 4326)" <<'EOF'
 SELECT count(*) AS places_in_box FROM cities WHERE geom && ST_MakeEnvelope(5.5, 45.5, 10.5, 47.8, 4326);
 EOF
 
-step "query 2: kNN — the 10 places nearest to Paris (index order, exact after recheck)"
-"${PSQL[@]}" -d "$DB" -q <<EOF
-$INDEX_LINES
-SELECT pg_temp.index_lines('SELECT name FROM cities ORDER BY geom <-> ''SRID=4326;POINT(2.3522 48.8566)'' LIMIT 10');
-\pset tuples_only off
+query_step "query 2: kNN — the 10 places nearest to Paris (index order, exact after recheck)" \
+	"SELECT name FROM cities ORDER BY geom <-> 'SRID=4326;POINT(2.3522 48.8566)' LIMIT 10" <<'EOF'
 WITH paris AS (SELECT geom FROM cities WHERE name = 'Paris' AND country = 'FR' ORDER BY population DESC LIMIT 1)
 SELECT c.name, c.country, c.population,
        round((c.geom <-> p.geom)::numeric, 5) AS degrees,
@@ -104,21 +110,15 @@ ORDER BY c.geom <-> p.geom
 LIMIT 10;
 EOF
 
-step "query 3: ST_DWithin — places within 0.3 degrees of Berlin"
-"${PSQL[@]}" -d "$DB" -q <<EOF
-$INDEX_LINES
-SELECT pg_temp.index_lines('SELECT count(*) FROM cities WHERE ST_DWithin(geom, ''SRID=4326;POINT(13.405 52.52)'', 0.3)');
-\pset tuples_only off
+query_step "query 3: ST_DWithin — places within 0.3 degrees of Berlin" \
+	"SELECT count(*) FROM cities WHERE ST_DWithin(geom, 'SRID=4326;POINT(13.405 52.52)', 0.3)" <<'EOF'
 SELECT count(*) AS near_berlin,
        array_to_string((array_agg(name ORDER BY population DESC))[1:8], ', ') AS largest
 FROM cities WHERE ST_DWithin(geom, 'SRID=4326;POINT(13.405 52.52)', 0.3);
 EOF
 
-step "query 4: ST_Intersects — places inside a polygon (a triangle over the Benelux)"
-"${PSQL[@]}" -d "$DB" -q <<EOF
-$INDEX_LINES
-SELECT pg_temp.index_lines('SELECT count(*) FROM cities WHERE ST_Intersects(geom, ''SRID=4326;POLYGON((2.5 49.5, 7 50, 5 53.5, 2.5 49.5))'')');
-\pset tuples_only off
+query_step "query 4: ST_Intersects — places inside a polygon (a triangle over the Benelux)" \
+	"SELECT count(*) FROM cities WHERE ST_Intersects(geom, 'SRID=4326;POLYGON((2.5 49.5, 7 50, 5 53.5, 2.5 49.5))')" <<'EOF'
 SELECT country, count(*) AS places
 FROM cities WHERE ST_Intersects(geom, 'SRID=4326;POLYGON((2.5 49.5, 7 50, 5 53.5, 2.5 49.5))')
 GROUP BY country ORDER BY places DESC;
