@@ -197,7 +197,7 @@ sub writer_script
 {
 	my ($self, $session, $t) = @_;
 	my $pt = 'ST_MakePoint(random() * 1000, random() * 1000)';
-	my $r = ':round * 100000000';
+	my $r = ':round::bigint * 100000000';	# bigint: HI_CRASHES above 21 stays in range
 	my $text = '';
 	for my $b (1 .. 20000)
 	{
