@@ -66,22 +66,20 @@ if [ -z "$deb" ] || [ -z "$bdeb" ]; then
 fi
 say "built $(basename "$deb") $(basename "$bdeb")"
 
-# keep what a source install put where the packages' files go
+# keep what a source install put where the packages' files go, and the
+# release scripts it left that no package owns (restore() puts them back)
+set_aside() {
+	local f
+	for f in "$@"; do
+		[ -e "$f" ] || continue
+		mkdir -p "$SAVED$(dirname "$f")"
+		cp -a "$f" "$SAVED$f" && rm -f "$f"
+	done
+}
 files=$( (dpkg-deb -c "$deb" && dpkg-deb -c "$bdeb") | awk '{print $6}' | grep -v '/$' | sed 's|^\./|/|')
 mkdir -p "$SAVED"
-for f in $files; do
-	if [ -e "$f" ]; then
-		mkdir -p "$SAVED$(dirname "$f")"
-		cp -a "$f" "$SAVED$f"
-		rm -f "$f"
-	fi
-done
-# and the release scripts a source install left that no package owns
-for f in "$($PGC --sharedir)"/extension/hybrid_index*; do
-	[ -e "$f" ] || continue
-	mkdir -p "$SAVED$(dirname "$f")"
-	cp -a "$f" "$SAVED$f" && rm -f "$f"
-done
+# shellcheck disable=SC2086
+set_aside $files "$($PGC --sharedir)"/extension/hybrid_index*
 
 say "apt-get install $(basename "$deb") $(basename "$bdeb")"
 INSTALLED=1

@@ -112,6 +112,15 @@ sub write_rows
 	return;
 }
 
+# rows per table, one line each: what crash recovery must keep
+sub row_counts
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres',
+		join(' UNION ALL ',
+			map { my $e = $_; map { "SELECT '$e->{am}_$_', count(*) FROM $e->{am}_$_" } HiAM::tables($e) } @ams));
+}
+
 sub check_all
 {
 	my ($node, $label) = @_;
@@ -166,16 +175,14 @@ for my $r (@releases)
 			$node->safe_psql('postgres', "DELETE FROM $e->{am}_$t WHERE id % 13 = 0");
 		}
 	}
-	my $counts = $node->safe_psql('postgres',
-		join(' UNION ALL ', map { my $e = $_; map { "SELECT '$e->{am}_$_', count(*) FROM $e->{am}_$_" } HiAM::tables($e) } @ams));
+	my $counts = row_counts($node);
 	$node->stop('immediate');
 
 	# the package upgrade: the same data directory on this tree's library
 	$node->{_install_path} = undef;
 	$node->start;
-	is($node->safe_psql('postgres',
-			join(' UNION ALL ', map { my $e = $_; map { "SELECT '$e->{am}_$_', count(*) FROM $e->{am}_$_" } HiAM::tables($e) } @ams)),
-		$counts, "$release: every row written before the crash is there after recovery by the new library");
+	is(row_counts($node), $counts,
+		"$release: every row written before the crash is there after recovery by the new library");
 	is($node->safe_psql('postgres', "SELECT extversion FROM pg_extension WHERE extname = 'hybrid_index'"),
 		$release, "$release: before ALTER EXTENSION the database still has $release");
 	for my $e (@ams)
