@@ -89,9 +89,16 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	am_build_fill(&bs->ops->layout, bs->item, am_point_srid(index), tid, values, isnull, bs->tmpcxt);
 	if (bs->incl)
 	{
+		const AmBuildLayout *l = &bs->ops->layout;
 		MemoryContext old = MemoryContextSwitchTo(bs->tmpcxt);
+		HiBox		key;
 
-		am_include_spool_put(bs->incl, index, tid, values, isnull);
+		/* the row's key: the Z-order of the entry's centre (am_include.c) */
+		memcpy(&key, bs->item + l->key_offset, sizeof(key));
+		am_include_spool_put(bs->incl, index, tid,
+							 hi_key_zorder((HiKeyKind) *(uint8 *) (bs->item + l->kind_offset),
+										   &key, *(uint8 *) (bs->item + l->flags_offset)),
+							 values, isnull);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(bs->tmpcxt);
 	}

@@ -150,13 +150,13 @@ extern int	am_include_natts(Relation index);
 extern TupleDesc am_include_desc(Relation index);
 extern char *am_include_row(Relation index, Datum *values, bool *isnull, Size *len);
 extern void am_include_insert_rows(HiIndex *idx, TransactionId xid,
-								   const ItemPointerData *tids,
+								   const HiKeyItem *items,
 								   const char *const *rows, const Size *lens, int n);
 extern void am_include_vacuum(HiIndex *idx, IndexBulkDeleteCallback callback,
 							  void *state);
 extern AmIncludeSpool *am_include_spool_begin(Relation index, HiIndex *idx);
 extern void am_include_spool_put(AmIncludeSpool *s, Relation index, ItemPointer tid,
-								 Datum *values, bool *isnull);
+								 uint64 z, Datum *values, bool *isnull);
 extern void am_include_spool_load(HiIndex *idx, AmIncludeSpool *s);
 extern void am_include_lookup(HiIndex *idx, const HiKeyItem *items, Size n,
 							  IndexTuple *rows);

@@ -5,16 +5,24 @@
  *	  INDEX and at each insert, removed by VACUUM, and looked up for the
  *	  rows an index-only scan returns.
  *
+ * A row is keyed by the Z-order of its entry's centre and its TID
+ * (payload.h), so the rows of a spatial search's answer share their pages.
  * A row larger than a quarter of the index's page is refused when it is
  * inserted, as B-tree refuses rows above a third of its page.  Builds of
- * an index with INCLUDE columns run without parallel workers: the rows go
- * to the tree in heap order, packing its pages full.
+ * an index with INCLUDE columns run without parallel workers: the rows are
+ * sorted by key (PostgreSQL's tuplesort, within maintenance_work_mem) and
+ * go to the tree in that order, packing its pages full.
  */
 #include "postgres.h"
 
 #include "access/xact.h"
-#include "storage/buffile.h"
+#include "catalog/pg_operator_d.h"
+#include "catalog/pg_type_d.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/tuplesort.h"
 
 #include "am/am_common.h"
 #include "core/hi_core.h"
@@ -91,14 +99,29 @@ am_include_row(Relation index, Datum *values, bool *isnull, Size *len)
  * The INCLUDE rows of n inserted heap rows, logged (a write per many) and
  * put into the index's tree under one hold of tree_lock
  */
+/* the key of an entry's row */
+static inline PlKey
+item_key(const HiKeyItem *item)
+{
+	PlKey		k;
+
+	k.z = hi_key_zorder((HiKeyKind) item->kind, &item->key, item->flags);
+	k.tid = item->tid;
+	return k;
+}
+
 void
-am_include_insert_rows(HiIndex *idx, TransactionId xid, const ItemPointerData *tids,
+am_include_insert_rows(HiIndex *idx, TransactionId xid, const HiKeyItem *items,
 					   const char *const *rows, const Size *lens, int n)
 {
+	PlKey	   *keys;
 	int			i;
 
 	if (n == 0)
 		return;
+	keys = palloc(sizeof(PlKey) * n);
+	for (i = 0; i < n; i++)
+		keys[i] = item_key(&items[i]);
 	hi_lock_for_change(idx);
 	if (!pl_enabled(idx))
 		ereport(ERROR,
@@ -106,16 +129,12 @@ am_include_insert_rows(HiIndex *idx, TransactionId xid, const ItemPointerData *t
 				 errmsg("index \"%s\" has INCLUDE columns but no place for their values",
 						hi_index_name(idx)),
 				 errhint("REINDEX the index.")));
-	pl_log_rows(idx, xid, tids, rows, lens, n);
+	pl_log_rows(idx, xid, keys, rows, lens, n);
 	hi_change_touched(idx->sh);
 	PG_TRY();
 	{
 		for (i = 0; i < n; i++)
-		{
-			ItemPointerData tid = tids[i];
-
-			pl_insert(idx, &tid, rows[i], lens[i]);
-		}
+			pl_insert(idx, &keys[i], rows[i], lens[i]);
 	}
 	PG_CATCH();
 	{
@@ -126,6 +145,7 @@ am_include_insert_rows(HiIndex *idx, TransactionId xid, const ItemPointerData *t
 	idx->sh->changing = 0;
 	LWLockRelease(&idx->sh->tree_lock);
 	hi_index_after_change(idx);
+	pfree(keys);
 }
 
 /* ambulkdelete's part: the rows of dead TIDs go too */
@@ -149,13 +169,20 @@ am_include_vacuum(HiIndex *idx, IndexBulkDeleteCallback callback, void *state)
 	LWLockRelease(&idx->sh->tree_lock);
 }
 
-/* ---- CREATE INDEX: rows collected in a temporary file, then loaded ---- */
+/* ---- CREATE INDEX: rows sorted by key, then loaded ---- */
+
+/*
+ * The sort's tuples: (z, TID, row) as (int8, int8, bytea), z with its top
+ * bit flipped so that int8's order is z's unsigned order.
+ */
+#define Z_FLIP			(UINT64CONST(1) << 63)
 
 struct AmIncludeSpool
 {
 	TupleDesc	pd;
-	BufFile    *file;
-	Size		n;
+	TupleDesc	sd;
+	Tuplesortstate *sort;
+	TupleTableSlot *slot;
 	Size		page_size;
 };
 
@@ -163,139 +190,149 @@ AmIncludeSpool *
 am_include_spool_begin(Relation index, HiIndex *idx)
 {
 	AmIncludeSpool *s;
+	AttrNumber	cols[2] = {1, 2};
+	Oid			ops[2] = {Int8LessOperator, Int8LessOperator};
+	Oid			colls[2] = {InvalidOid, InvalidOid};
+	bool		nulls_first[2] = {false, false};
 
 	if (am_include_natts(index) == 0)
 		return NULL;
 	s = palloc0(sizeof(AmIncludeSpool));
 	s->pd = am_include_desc(index);
-	s->file = BufFileCreateTemp(false);
+	s->sd = CreateTemplateTupleDesc(3);
+	TupleDescInitEntry(s->sd, 1, "z", INT8OID, -1, 0);
+	TupleDescInitEntry(s->sd, 2, "tid", INT8OID, -1, 0);
+	TupleDescInitEntry(s->sd, 3, "row", BYTEAOID, -1, 0);
+	s->sort = tuplesort_begin_heap(s->sd, 2, cols, ops, colls, nulls_first,
+								   maintenance_work_mem, NULL, TUPLESORT_NONE);
+	s->slot = MakeSingleTupleTableSlot(s->sd, &TTSOpsMinimalTuple);
 	s->page_size = idx->page_size;
 	return s;
 }
 
 void
-am_include_spool_put(AmIncludeSpool *s, Relation index, ItemPointer tid,
+am_include_spool_put(AmIncludeSpool *s, Relation index, ItemPointer tid, uint64 z,
 					 Datum *values, bool *isnull)
 {
 	IndexTuple	t = form_row(index, s->pd, values, isnull, s->page_size);
 	Size		len;
 	const char *bytes = row_bytes(t, &len);
-	uint32		len32 = (uint32) len;
+	bytea	   *b = palloc(VARHDRSZ + len);
 
-	/* (PostgreSQL 15's BufFileWrite takes no const pointer) */
-	BufFileWrite(s->file, tid, sizeof(ItemPointerData));
-	BufFileWrite(s->file, &len32, sizeof(len32));
-	BufFileWrite(s->file, unconstify(char *, bytes), len);
-	s->n++;
+	SET_VARSIZE(b, VARHDRSZ + len);
+	memcpy(VARDATA(b), bytes, len);
+	ExecClearTuple(s->slot);
+	s->slot->tts_values[0] = Int64GetDatum((int64) (z ^ Z_FLIP));
+	s->slot->tts_values[1] = Int64GetDatum(((int64) ItemPointerGetBlockNumber(tid) << 16) |
+										   ItemPointerGetOffsetNumber(tid));
+	s->slot->tts_values[2] = PointerGetDatum(b);
+	memset(s->slot->tts_isnull, 0, sizeof(bool) * 3);
+	ExecStoreVirtualTuple(s->slot);
+	tuplesort_puttupleslot(s->sort, s->slot);
+	ExecClearTuple(s->slot);
+	pfree(b);
 	pfree(t);
-}
-
-static void
-read_exact(BufFile *f, void *dst, Size len)
-{
-	if (BufFileRead(f, dst, len) != len)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not read the temporary file of INCLUDE rows: %m")));
 }
 
 /* the tree made and filled (tree_lock held exclusively, before the build's checkpoint) */
 void
 am_include_spool_load(HiIndex *idx, AmIncludeSpool *s)
 {
-	char	   *buf = palloc(PL_MAX_ROW(s->page_size) + 1);
-	Size		i;
+	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "INCLUDE rows",
+												 ALLOCSET_DEFAULT_SIZES);
+	Size		i = 0;
 
 	pl_create(idx);
-	if (BufFileSeek(s->file, 0, 0, SEEK_SET) != 0)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not rewind the temporary file of INCLUDE rows: %m")));
-	for (i = 0; i < s->n; i++)
+	tuplesort_performsort(s->sort);
+	for (;;)
 	{
-		ItemPointerData tid;
-		uint32		len;
+		MemoryContext old = MemoryContextSwitchTo(rowcxt);
+		bool		isnull;
+		int64		tidv;
+		bytea	   *b;
+		PlKey		key;
 
-		read_exact(s->file, &tid, sizeof(tid));
-		read_exact(s->file, &len, sizeof(len));
-		if (len > PL_MAX_ROW(s->page_size))
-			elog(ERROR, "temporary file of INCLUDE rows holds a row of %u bytes", len);
-		read_exact(s->file, buf, len);
-		pl_insert(idx, &tid, buf, len);
-		if ((i & 1023) == 1023)
+		if (!tuplesort_gettupleslot(s->sort, true, false, s->slot, NULL))
+		{
+			MemoryContextSwitchTo(old);
+			break;
+		}
+		key.z = (uint64) DatumGetInt64(slot_getattr(s->slot, 1, &isnull)) ^ Z_FLIP;
+		tidv = DatumGetInt64(slot_getattr(s->slot, 2, &isnull));
+		ItemPointerSet(&key.tid, (BlockNumber) (tidv >> 16), (OffsetNumber) (tidv & 0xFFFF));
+		b = DatumGetByteaPP(slot_getattr(s->slot, 3, &isnull));
+		if (VARSIZE_ANY_EXHDR(b) > PL_MAX_ROW(s->page_size))
+			elog(ERROR, "sorted INCLUDE rows hold a row of %zu bytes",
+				 (Size) VARSIZE_ANY_EXHDR(b));
+		pl_insert(idx, &key, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(rowcxt);
+		if ((++i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-	BufFileClose(s->file);
-	pfree(buf);
+	tuplesort_end(s->sort);
+	ExecDropSingleTupleTableSlot(s->slot);
+	MemoryContextDelete(rowcxt);
 }
 
 /* ---- index-only scans ---- */
 
-typedef struct TidPos
+typedef struct KeyPos
 {
-	ItemPointerData tid;
+	PlKey		key;
 	Size		pos;
-} TidPos;
+} KeyPos;
 
 static int
-cmp_tidpos(const void *a, const void *b)
+cmp_keypos(const void *a, const void *b)
 {
-	return ItemPointerCompare((ItemPointer) &((const TidPos *) a)->tid,
-							  (ItemPointer) &((const TidPos *) b)->tid);
+	return pl_key_cmp(&((const KeyPos *) a)->key, &((const KeyPos *) b)->key);
 }
 
 /*
  * The payload rows of n answer entries (any order), rows[i] NULL where the
- * tree has none.  Takes tree_lock shared.
+ * tree has none, looked up in key order: the rows of a window lie close
+ * together there.  An entry the search did not keep (HI_KEY_UNKNOWN) is
+ * looked up with z 0 (right for NULL and EMPTY entries; a box's row is
+ * then not found and comes from the heap).  Takes tree_lock shared.
  */
 void
 am_include_lookup(HiIndex *idx, const HiKeyItem *items, Size n, IndexTuple *rows)
 {
-	TidPos	   *tp;
-	ItemPointerData *tids;
+	KeyPos	   *kp;
+	PlKey	   *keys;
 	IndexTuple *sorted;
 	Size		i;
 
 	if (n == 0)
 		return;
-	/* the answer of a range search comes sorted already */
-	for (i = 1; i < n; i++)
-		if (ItemPointerCompare((ItemPointer) &items[i - 1].tid, (ItemPointer) &items[i].tid) > 0)
-			break;
-	if (i == n)
-	{
-		tids = palloc_extended(sizeof(ItemPointerData) * n, MCXT_ALLOC_HUGE);
-		for (i = 0; i < n; i++)
-			tids[i] = items[i].tid;
-		hi_lock_for_read(idx);
-		if (pl_enabled(idx))
-			pl_lookup_sorted(idx, tids, (int) n, rows);
-		else
-			memset(rows, 0, sizeof(IndexTuple) * n);
-		LWLockRelease(&idx->sh->tree_lock);
-		pfree(tids);
-		return;
-	}
-	tp = palloc_extended(sizeof(TidPos) * n, MCXT_ALLOC_HUGE);
+	kp = palloc_extended(sizeof(KeyPos) * n, MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
 	{
-		tp[i].tid = items[i].tid;
-		tp[i].pos = i;
+		kp[i].key = item_key(&items[i]);
+		kp[i].pos = i;
 	}
-	qsort(tp, n, sizeof(TidPos), cmp_tidpos);
-	tids = palloc_extended(sizeof(ItemPointerData) * n, MCXT_ALLOC_HUGE);
+	hi_lock_for_read(idx);
+	if (!pl_keyed_z(idx))
+		for (i = 0; i < n; i++)
+			kp[i].key.z = 0;
+	for (i = 1; i < n; i++)
+		if (pl_key_cmp(&kp[i - 1].key, &kp[i].key) > 0)
+			break;
+	if (i < n)
+		qsort(kp, n, sizeof(KeyPos), cmp_keypos);
+	keys = palloc_extended(sizeof(PlKey) * n, MCXT_ALLOC_HUGE);
 	sorted = palloc_extended(sizeof(IndexTuple) * n, MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
-		tids[i] = tp[i].tid;
-	hi_lock_for_read(idx);
+		keys[i] = kp[i].key;
 	if (pl_enabled(idx))
-		pl_lookup_sorted(idx, tids, (int) n, sorted);
+		pl_lookup_sorted(idx, keys, (int) n, sorted);
 	else
 		memset(sorted, 0, sizeof(IndexTuple) * n);
 	LWLockRelease(&idx->sh->tree_lock);
 	for (i = 0; i < n; i++)
-		rows[tp[i].pos] = sorted[i];
-	pfree(tp);
-	pfree(tids);
+		rows[kp[i].pos] = sorted[i];
+	pfree(kp);
+	pfree(keys);
 	pfree(sorted);
 }

@@ -118,7 +118,7 @@ target_of(Relation index, am_insert_batch_fn insert)
 static void
 insert_rows(Relation rel, int t, int n)
 {
-	ItemPointerData *tids = palloc(sizeof(ItemPointerData) * n);
+	HiKeyItem  *items = palloc(sizeof(HiKeyItem) * n);
 	const char **rows = palloc(sizeof(char *) * n);
 	Size	   *lens = palloc(sizeof(Size) * n);
 	int			k = 0;
@@ -127,15 +127,15 @@ insert_rows(Relation rel, int t, int n)
 	for (i = 0; i < npending; i++)
 		if (pending[i].target == t && pending[i].row != NULL)
 		{
-			tids[k] = pending[i].item.tid;
+			items[k] = pending[i].item;
 			rows[k] = pending[i].row;
 			lens[k] = pending[i].rowlen;
 			k++;
 		}
 	if (k > 0)
-		am_include_insert_rows(hi_am_open(rel), GetTopTransactionId(), tids,
+		am_include_insert_rows(hi_am_open(rel), GetTopTransactionId(), items,
 							   (const char *const *) rows, lens, k);
-	pfree(tids);
+	pfree(items);
 	pfree(rows);
 	pfree(lens);
 }
@@ -234,7 +234,7 @@ am_insert_deferred(Relation index, const HiKeyItem *item, const char *row,
 		index->rd_index->indisexclusion || draining)
 	{
 		if (row != NULL)
-			am_include_insert_rows(idx, GetTopTransactionId(), &item->tid, &row,
+			am_include_insert_rows(idx, GetTopTransactionId(), item, &row,
 								   &rowlen, 1);
 		insert(idx, item, 1, GetTopTransactionId());
 		return;

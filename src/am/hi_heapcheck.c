@@ -126,8 +126,11 @@ check_included(HeapCheckState *st, ItemPointer tid, Datum *values, bool *isnull)
 	IndexTuple	row;
 	int			j;
 
+	/* the entry's key gives the row's (payload.h) */
 	memset(&it, 0, sizeof(it));
 	it.tid = *tid;
+	it.kind = isnull[0] ? HI_KEY_NULL :
+		hi_geom_key(values[0], am_point_srid(st->index), &it.key, &it.flags);
 	am_include_lookup(st->idx, &it, 1, &row);
 	if (row == NULL)
 		ereport(ERROR,

@@ -128,6 +128,7 @@ typedef struct HiPageHeader
 
 #define HI_PAGE_FLAG_NULLS	0x0001	/* page of the NULL/EMPTY list */
 #define HI_PAGE_FLAG_PAYLOAD 0x1000 /* page of the INCLUDE rows (payload/) */
+#define HI_PAGE_FLAG_PAYLOAD_Z 0x2000	/* and keyed by (Z-order, TID) */
 
 /*
  * Structure metadata of one index, persisted in its map file at each
@@ -151,7 +152,7 @@ typedef struct HiMeta
 	/* map version 3 on */
 	uint32		payload_root;	/* root of the INCLUDE rows (payload/), or
 								 * HI_INVALID_PAGE */
-	uint32		reserved;
+	uint32		payload_keys;	/* how its pages are keyed: PL_KEYS_* */
 } HiMeta;
 
 #define HI_META_MAGIC	0x48594258	/* "HYBX" */

@@ -494,6 +494,7 @@ hi_index_create(Relation index, HiAmKind am, const HiPageSource *pages)
 	sh->meta.null_head = HI_INVALID_PAGE;
 	sh->meta.null_tail = HI_INVALID_PAGE;
 	sh->meta.payload_root = HI_INVALID_PAGE;
+	sh->meta.payload_keys = 0;
 	hi_pt_init(sh, 64);
 	set_budget(sh, index, page_size);
 	hi_slot_configure(sh, index);

@@ -195,6 +195,13 @@ extern double hi_box_overlap_area(const HiBox *a, const HiBox *b);
 /* the centre's position on a Hilbert curve over extent (geom_hilbert.c) */
 extern uint64 hi_box_hilbert(const HiBox *box, const HiBox *extent);
 
+/*
+ * The Z-order value of a stored key's centre (a point: the point), over
+ * the whole float plane (no extent: the floats' own bits interleaved); 0
+ * for NULL and EMPTY.  Keys the INCLUDE rows of an index (am_include.c).
+ */
+extern uint64 hi_key_zorder(HiKeyKind kind, const HiBox *key, uint8 flags);
+
 /* ---- geom/geom_knn.c ----
  * What the best-first kNN searches of both cores (rtree_knn.c,
  * grid_knn.c) remember of the entries they returned, so that a search

@@ -13,6 +13,8 @@
  */
 #include "postgres.h"
 
+#include <float.h>
+
 #include "geom/geom_box.h"
 
 #define HILBERT_ORDER	16
@@ -65,4 +67,68 @@ hi_box_hilbert(const HiBox *box, const HiBox *extent)
 		}
 	}
 	return d;
+}
+
+/*
+ * A float's bits as an unsigned integer in the float's order (negative
+ * values flipped whole, positive ones with the sign bit set), so that
+ * interleaving them needs no extent.
+ */
+static inline uint32
+float_order_bits(float4 f)
+{
+	uint32		u;
+
+	memcpy(&u, &f, sizeof(u));
+	return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/* a double as a float, clamped to the float range (NaN stays NaN) */
+static inline float4
+clamp_float(double v)
+{
+	if (v > FLT_MAX)
+		return FLT_MAX;
+	if (v < -FLT_MAX)
+		return -FLT_MAX;
+	return (float4) v;
+}
+
+/* the bits of v spread to the even positions of a 64-bit word */
+static inline uint64
+spread_bits(uint32 v)
+{
+	uint64		x = v;
+
+	x = (x | (x << 16)) & UINT64CONST(0x0000FFFF0000FFFF);
+	x = (x | (x << 8)) & UINT64CONST(0x00FF00FF00FF00FF);
+	x = (x | (x << 4)) & UINT64CONST(0x0F0F0F0F0F0F0F0F);
+	x = (x | (x << 2)) & UINT64CONST(0x3333333333333333);
+	x = (x | (x << 1)) & UINT64CONST(0x5555555555555555);
+	return x;
+}
+
+uint64
+hi_key_zorder(HiKeyKind kind, const HiBox *key, uint8 flags)
+{
+	float4		cx,
+				cy;
+
+	if (kind != HI_KEY_BOX)
+		return 0;
+	if (flags & HI_ENT_POINT)
+	{
+		double		x,
+					y;
+
+		hi_point_get(key, &x, &y);
+		cx = clamp_float(x);
+		cy = clamp_float(y);
+	}
+	else
+	{
+		cx = clamp_float(((double) key->xmin + key->xmax) / 2);
+		cy = clamp_float(((double) key->ymin + key->ymax) / 2);
+	}
+	return (spread_bits(float_order_bits(cx)) << 1) | spread_bits(float_order_bits(cy));
 }

@@ -1,21 +1,26 @@
 /*
  * payload_tree.c
- *	  The B+-tree of INCLUDE rows keyed by heap TID (payload.h).
+ *	  The B+-tree of INCLUDE rows keyed by (z, TID) (payload.h).
  *
- * Leaf page: header, then slots (TID, offset of the row's bytes) sorted by
- * TID, growing up; rows' bytes at the end of the page, growing down (the
+ * Leaf page: header, then slots (key, offset of the row's bytes) sorted by
+ * key, growing up; rows' bytes at the end of the page, growing down (the
  * header's reserved field is where they start).  A removed row leaves its
  * bytes behind until the page is compacted, when an insertion needs the
  * room.  Leaves are chained left to right (header link).
  *
- * Inner page: header (level >= 1), then (low TID, child) pairs sorted by
- * TID; a child holds the TIDs from its low key (the first child: from the
+ * Inner page: header (level >= 1), then (low key, child) pairs sorted by
+ * key; a child holds the keys from its low key (the first child: from the
  * lowest) up to the next pair's.  Nothing is merged when rows go: a leaf
  * emptied by VACUUM stays, to be filled by later inserts of its range.
  *
- * A split of the rightmost page of a level by a TID above all it holds
- * (a heap filled in order, and every build) starts the new page with that
- * TID alone, so such pages stay full; any other split halves the page.
+ * A split of the rightmost page of a level by a key above all it holds
+ * (every build, which inserts in key order) starts the new page with that
+ * key alone, so such pages stay full; any other split halves the page.
+ *
+ * Each page says how it is keyed: with HI_PAGE_FLAG_PAYLOAD_Z its slots
+ * hold (z, TID), without it (trees built by 0.2.0) the TID alone and every
+ * z reads as 0.  Slots are read and written through the accessors below
+ * (memcpy: inner pairs of (z, TID) are 20 bytes, not 8-byte aligned).
  *
  * Pages come from the shared page cache directly, in every AM (eFIND's
  * buffers and the grids' buffers know only their own structures), and get
@@ -28,28 +33,14 @@
 #include "cache/page_cache.h"
 #include "payload/payload.h"
 
-typedef struct PlSlot
-{
-	ItemPointerData tid;
-	uint16		off;			/* where the row's bytes start in the page */
-} PlSlot;
-
-typedef struct PlDown
-{
-	ItemPointerData low;
-	uint16		pad;
-	uint32		child;
-} PlDown;
-
 #define PL_HDR			MAXALIGN(sizeof(HiPageHeader))
 #define PL_HDR_OF(p)	((HiPageHeader *) (p))
-#define PL_SLOTS(p)		((PlSlot *) ((p) + PL_HDR))
-#define PL_DOWNS(p)		((PlDown *) ((p) + PL_HDR))
 /* rows' bytes start here (leaves) */
 #define PL_DATA_LO(p)	(PL_HDR_OF(p)->reserved)
 
 /* the stored bytes of a row: an index tuple from its t_info on */
 #define PL_TID_SIZE		sizeof(ItemPointerData)
+#define PL_Z_SIZE		sizeof(uint64)
 
 static inline Size
 row_len(const char *bytes)
@@ -60,32 +51,158 @@ row_len(const char *bytes)
 	return (Size) (info & INDEX_SIZE_MASK) - PL_TID_SIZE;
 }
 
-/* TID order, inlined (ItemPointerCompare is a call per comparison) */
-static inline int
-pl_tid_cmp(const ItemPointerData *a, const ItemPointerData *b)
-{
-	BlockNumber ba = ItemPointerGetBlockNumberNoCheck((ItemPointer) a);
-	BlockNumber bb = ItemPointerGetBlockNumberNoCheck((ItemPointer) b);
-	OffsetNumber oa,
-				ob;
+/* ---- slots: [z] TID offset (leaves), [z] TID pad child (inner) ---- */
 
-	if (ba != bb)
-		return ba < bb ? -1 : 1;
-	oa = ItemPointerGetOffsetNumberNoCheck((ItemPointer) a);
-	ob = ItemPointerGetOffsetNumberNoCheck((ItemPointer) b);
-	return oa < ob ? -1 : (oa > ob ? 1 : 0);
+static inline bool
+page_z(const char *page)
+{
+	return (PL_HDR_OF(page)->flags & HI_PAGE_FLAG_PAYLOAD_Z) != 0;
+}
+
+static inline Size
+key_size(bool z)
+{
+	return (z ? PL_Z_SIZE : 0) + PL_TID_SIZE;
+}
+
+static inline Size
+slot_size(bool z)
+{
+	return key_size(z) + sizeof(uint16);
+}
+
+static inline Size
+down_size(bool z)
+{
+	return key_size(z) + sizeof(uint16) + sizeof(uint32);
+}
+
+static inline char *
+slot_at(const char *page, int i)
+{
+	return (char *) page + PL_HDR + (Size) i * slot_size(page_z(page));
+}
+
+static inline char *
+down_at(const char *page, int i)
+{
+	return (char *) page + PL_HDR + (Size) i * down_size(page_z(page));
+}
+
+static inline void
+get_key(const char *at, bool z, PlKey *k)
+{
+	if (z)
+	{
+		memcpy(&k->z, at, PL_Z_SIZE);
+		memcpy(&k->tid, at + PL_Z_SIZE, PL_TID_SIZE);
+	}
+	else
+	{
+		k->z = 0;
+		memcpy(&k->tid, at, PL_TID_SIZE);
+	}
+}
+
+static inline void
+put_key(char *at, bool z, const PlKey *k)
+{
+	if (z)
+	{
+		memcpy(at, &k->z, PL_Z_SIZE);
+		memcpy(at + PL_Z_SIZE, &k->tid, PL_TID_SIZE);
+	}
+	else
+		memcpy(at, &k->tid, PL_TID_SIZE);
+}
+
+static inline void
+slot_key(const char *page, int i, PlKey *k)
+{
+	get_key(slot_at(page, i), page_z(page), k);
+}
+
+static inline uint16
+slot_off(const char *page, int i)
+{
+	uint16		off;
+
+	memcpy(&off, slot_at(page, i) + key_size(page_z(page)), sizeof(off));
+	return off;
+}
+
+static inline void
+slot_set(char *page, int i, const PlKey *k, uint16 off)
+{
+	char	   *at = slot_at(page, i);
+
+	put_key(at, page_z(page), k);
+	memcpy(at + key_size(page_z(page)), &off, sizeof(off));
+}
+
+static inline void
+down_key(const char *page, int i, PlKey *k)
+{
+	get_key(down_at(page, i), page_z(page), k);
+}
+
+static inline uint32
+down_child(const char *page, int i)
+{
+	uint32		child;
+
+	memcpy(&child, down_at(page, i) + key_size(page_z(page)) + sizeof(uint16), sizeof(child));
+	return child;
+}
+
+static inline void
+down_set(char *page, int i, const PlKey *k, uint32 child)
+{
+	char	   *at = down_at(page, i);
+	uint16		pad = 0;
+
+	put_key(at, page_z(page), k);
+	memcpy(at + key_size(page_z(page)), &pad, sizeof(pad));
+	memcpy(at + key_size(page_z(page)) + sizeof(uint16), &child, sizeof(child));
+}
+
+/* open (n - at) slots' room at position at, or close it (shift < 0) */
+static inline void
+slots_shift(char *page, int at, int shift, Size size)
+{
+	int			n = PL_HDR_OF(page)->nentries;
+
+	memmove(page + PL_HDR + (at + shift) * size, page + PL_HDR + at * size,
+			size * (Size) (n - at));
 }
 
 static inline int
-down_capacity(uint32 page_size)
+down_capacity(uint32 page_size, bool z)
 {
-	return (int) ((page_size - PL_HDR) / sizeof(PlDown));
+	return (int) ((page_size - PL_HDR) / down_size(z));
 }
 
 static inline char *
 pl_page(HiFrame f)
 {
 	return hi_frame_data(f);
+}
+
+bool
+pl_keyed_z(HiIndex *idx)
+{
+	return idx->sh->meta.payload_keys == PL_KEYS_Z;
+}
+
+/* a key as this tree holds it: z is 0 in a tree keyed by TID alone */
+static inline PlKey
+tree_key(HiIndex *idx, const PlKey *k)
+{
+	PlKey		r = *k;
+
+	if (!pl_keyed_z(idx))
+		r.z = 0;
+	return r;
 }
 
 /* a page of the tree, pinned; what it must be is checked */
@@ -95,7 +212,8 @@ pl_read(HiIndex *idx, uint32 pageno)
 	HiFrame		f = hi_cache_read(idx, pageno);
 	HiPageHeader *h = PL_HDR_OF(pl_page(f));
 
-	if (h->pageno != pageno || !(h->flags & HI_PAGE_FLAG_PAYLOAD))
+	if (h->pageno != pageno || !(h->flags & HI_PAGE_FLAG_PAYLOAD) ||
+		page_z(pl_page(f)) != pl_keyed_z(idx))
 	{
 		uint32		got = h->pageno;
 		uint16		flags = h->flags;
@@ -119,7 +237,7 @@ page_init(HiIndex *idx, char *page, uint32 pageno, uint16 level)
 	memset(page, 0, idx->page_size);
 	h->pageno = pageno;
 	h->level = level;
-	h->flags = HI_PAGE_FLAG_PAYLOAD;
+	h->flags = HI_PAGE_FLAG_PAYLOAD | (pl_keyed_z(idx) ? HI_PAGE_FLAG_PAYLOAD_Z : 0);
 	h->nentries = 0;
 	h->link = HI_INVALID_PAGE;
 	h->reserved = (uint16) Min(idx->page_size, PG_UINT16_MAX);
@@ -141,19 +259,19 @@ new_page(HiIndex *idx, uint16 level, uint32 *pageno)
 static inline Size
 leaf_free(const char *page)
 {
-	return (Size) PL_DATA_LO(page) - (PL_HDR + PL_HDR_OF(page)->nentries * sizeof(PlSlot));
+	return (Size) PL_DATA_LO(page) -
+		(PL_HDR + PL_HDR_OF(page)->nentries * slot_size(page_z(page)));
 }
 
 /* bytes the rows of a leaf use */
 static Size
 leaf_used(const char *page)
 {
-	const PlSlot *s = PL_SLOTS(page);
 	Size		used = 0;
 	int			i;
 
 	for (i = 0; i < PL_HDR_OF(page)->nentries; i++)
-		used += row_len(page + s[i].off);
+		used += row_len(page + slot_off(page, i));
 	return used;
 }
 
@@ -162,59 +280,67 @@ static void
 leaf_compact(HiIndex *idx, char *page)
 {
 	char	   *copy = palloc(idx->page_size);
-	PlSlot	   *s = PL_SLOTS(page);
 	Size		lo = Min(idx->page_size, PG_UINT16_MAX);
 	int			i;
 
 	memcpy(copy, page, idx->page_size);
 	for (i = 0; i < PL_HDR_OF(page)->nentries; i++)
 	{
-		Size		len = row_len(copy + s[i].off);
+		uint16		off = slot_off(copy, i);
+		Size		len = row_len(copy + off);
+		PlKey		k;
 
 		lo -= len;
-		memcpy(page + lo, copy + s[i].off, len);
-		s[i].off = (uint16) lo;
+		memcpy(page + lo, copy + off, len);
+		slot_key(copy, i, &k);
+		slot_set(page, i, &k, (uint16) lo);
 	}
 	PL_DATA_LO(page) = (uint16) lo;
 	pfree(copy);
 }
 
-/* position of the first slot >= tid in a leaf; *found if equal */
+/* position of the first slot >= key in a leaf; *found if equal */
 static int
-leaf_search(const char *page, ItemPointer tid, bool *found)
+leaf_search(const char *page, const PlKey *key, bool *found)
 {
-	const PlSlot *s = PL_SLOTS(page);
 	int			lo = 0,
 				hi = PL_HDR_OF(page)->nentries;
+	PlKey		k;
 
 	while (lo < hi)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if (pl_tid_cmp((ItemPointer) &s[mid].tid, tid) < 0)
+		slot_key(page, mid, &k);
+		if (pl_key_cmp(&k, key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	*found = lo < PL_HDR_OF(page)->nentries &&
-		ItemPointerEquals((ItemPointer) &s[lo].tid, tid);
+	*found = false;
+	if (lo < PL_HDR_OF(page)->nentries)
+	{
+		slot_key(page, lo, &k);
+		*found = pl_key_cmp(&k, key) == 0;
+	}
 	return lo;
 }
 
-/* the child of an inner page whose range holds tid */
+/* the child of an inner page whose range holds key */
 static int
-down_search(const char *page, ItemPointer tid)
+down_search(const char *page, const PlKey *key)
 {
-	const PlDown *d = PL_DOWNS(page);
 	int			lo = 1,
 				hi = PL_HDR_OF(page)->nentries;
+	PlKey		k;
 
-	/* the last pair whose low key is <= tid (the first pair: any) */
+	/* the last pair whose low key is <= key (the first pair: any) */
 	while (lo < hi)
 	{
 		int			mid = (lo + hi) / 2;
 
-		if (pl_tid_cmp((ItemPointer) &d[mid].low, tid) <= 0)
+		down_key(page, mid, &k);
+		if (pl_key_cmp(&k, key) <= 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -222,40 +348,53 @@ down_search(const char *page, ItemPointer tid)
 	return lo - 1;
 }
 
+/* put (low, child) into an inner page with room for it, at position at */
+static void
+down_put_at(char *page, int at, const PlKey *low, uint32 child)
+{
+	slots_shift(page, at, 1, down_size(page_z(page)));
+	down_set(page, at, low, child);
+	PL_HDR_OF(page)->nentries++;
+}
+
 /* put (low, child) into an inner page with room for it, in key order */
 static void
-down_put(char *page, const PlDown *d)
+down_put(char *page, const PlKey *low, uint32 child)
 {
 	int			n = PL_HDR_OF(page)->nentries;
-	int			at = n == 0 ? 0 : down_search(page, (ItemPointer) &d->low) + 1;
 
-	memmove(&PL_DOWNS(page)[at + 1], &PL_DOWNS(page)[at], sizeof(PlDown) * (Size) (n - at));
-	PL_DOWNS(page)[at] = *d;
-	PL_HDR_OF(page)->nentries++;
+	down_put_at(page, n == 0 ? 0 : down_search(page, low) + 1, low, child);
 }
 
 /* put a row into a leaf with room for it at slot position pos */
 static void
-leaf_put(char *page, int pos, ItemPointer tid, const char *data, Size len)
+leaf_put(char *page, int pos, const PlKey *key, const char *data, Size len)
 {
-	HiPageHeader *h = PL_HDR_OF(page);
-	PlSlot	   *s = PL_SLOTS(page);
 	Size		lo = PL_DATA_LO(page) - len;
 
-	memmove(&s[pos + 1], &s[pos], sizeof(PlSlot) * (h->nentries - pos));
+	slots_shift(page, pos, 1, slot_size(page_z(page)));
 	memcpy(page + lo, data, len);
-	s[pos].tid = *tid;
-	s[pos].off = (uint16) lo;
+	slot_set(page, pos, key, (uint16) lo);
 	PL_DATA_LO(page) = (uint16) lo;
-	h->nentries++;
+	PL_HDR_OF(page)->nentries++;
+}
+
+/* remove slot pos of a leaf (its bytes stay until a compaction) */
+static void
+leaf_remove(char *page, int pos)
+{
+	slots_shift(page, pos + 1, -1, slot_size(page_z(page)));
+	PL_HDR_OF(page)->nentries--;
 }
 
 void
 pl_create(HiIndex *idx)
 {
 	uint32		pageno;
-	HiFrame		f = new_page(idx, 0, &pageno);
+	HiFrame		f;
 
+	idx->sh->meta.payload_keys = PL_KEYS_Z;
+	f = new_page(idx, 0, &pageno);
 	hi_frame_mark_dirty(f);
 	hi_frame_release(f);
 	idx->sh->meta.payload_root = pageno;
@@ -268,13 +407,13 @@ pl_enabled(HiIndex *idx)
 }
 
 /*
- * Split a full page (frame f, id pageno) for key tid: the new right page
- * gets the upper half of the entries, or nothing when tid is above all of
- * a rightmost page's (append).  Returns the new page's low key in *low
- * and its id; both pages stay pinned by the caller's frames (*rf).
+ * Split a full page (frame f, id pageno) for key: the new right page gets
+ * the upper half of the entries, or nothing when key is above all of a
+ * rightmost page's (append).  Returns the new page's low key in *low and
+ * its id; both pages stay pinned by the caller's frames (*rf).
  */
 static uint32
-split_page(HiIndex *idx, HiFrame f, ItemPointer tid, HiFrame *rf, ItemPointerData *low)
+split_page(HiIndex *idx, HiFrame f, const PlKey *key, HiFrame *rf, PlKey *low)
 {
 	char	   *page = pl_page(f);
 	HiPageHeader *h = PL_HDR_OF(page);
@@ -283,37 +422,48 @@ split_page(HiIndex *idx, HiFrame f, ItemPointer tid, HiFrame *rf, ItemPointerDat
 	char	   *right;
 	int			n = h->nentries;
 	int			keep;
-	bool		append;
+	PlKey		last;
+	int			i;
 
 	*rf = new_page(idx, h->level, &rno);
 	right = pl_page(*rf);
 	if (leaf)
-		append = h->link == HI_INVALID_PAGE &&
-			pl_tid_cmp((ItemPointer) &PL_SLOTS(page)[n - 1].tid, tid) < 0;
+		slot_key(page, n - 1, &last);
 	else
-		append = pl_tid_cmp((ItemPointer) &PL_DOWNS(page)[n - 1].low, tid) < 0 &&
-			h->link == HI_INVALID_PAGE;
-	keep = append ? n : n / 2;
+		down_key(page, n - 1, &last);
+	keep = h->link == HI_INVALID_PAGE && pl_key_cmp(&last, key) < 0 ? n : n / 2;
 	if (leaf)
 	{
-		int			i;
-
 		for (i = keep; i < n; i++)
 		{
-			const char *bytes = page + PL_SLOTS(page)[i].off;
+			const char *bytes = page + slot_off(page, i);
+			PlKey		k;
 
-			leaf_put(right, i - keep, &PL_SLOTS(page)[i].tid, bytes, row_len(bytes));
+			slot_key(page, i, &k);
+			leaf_put(right, i - keep, &k, bytes, row_len(bytes));
 		}
 		h->nentries = keep;
 		leaf_compact(idx, page);
-		*low = keep < n ? PL_SLOTS(right)[0].tid : *tid;
+		if (keep < n)
+			slot_key(right, 0, low);
+		else
+			*low = *key;
 	}
 	else
 	{
-		memcpy(PL_DOWNS(right), &PL_DOWNS(page)[keep], sizeof(PlDown) * (n - keep));
+		for (i = keep; i < n; i++)
+		{
+			PlKey		k;
+
+			down_key(page, i, &k);
+			down_set(right, i - keep, &k, down_child(page, i));
+		}
 		PL_HDR_OF(right)->nentries = n - keep;
 		h->nentries = keep;
-		*low = keep < n ? PL_DOWNS(right)[0].low : *tid;
+		if (keep < n)
+			down_key(right, 0, low);
+		else
+			*low = *key;
 	}
 	PL_HDR_OF(right)->link = h->link;
 	h->link = rno;
@@ -321,13 +471,14 @@ split_page(HiIndex *idx, HiFrame f, ItemPointer tid, HiFrame *rf, ItemPointerDat
 }
 
 /*
- * Insert (or replace) the row of tid.  The caller holds tree_lock
+ * Insert (or replace) the row of key.  The caller holds tree_lock
  * exclusively and has logged the row.
  */
 void
-pl_insert(HiIndex *idx, ItemPointer tid, const char *data, Size len)
+pl_insert(HiIndex *idx, const PlKey *key_in, const char *data, Size len)
 {
 	HiMeta	   *meta = &idx->sh->meta;
+	PlKey		key = tree_key(idx, key_in);
 	uint32		path[32];
 	int			pos[32];
 	int			depth = 0;
@@ -350,31 +501,27 @@ pl_insert(HiIndex *idx, ItemPointer tid, const char *data, Size len)
 		if (depth >= lengthof(path))
 			elog(ERROR, "payload tree of index \"%s\" is too deep", hi_index_name(idx));
 		path[depth] = pageno;
-		pos[depth] = down_search(page, tid);
-		pageno = PL_DOWNS(page)[pos[depth]].child;
+		pos[depth] = down_search(page, &key);
+		pageno = down_child(page, pos[depth]);
 		depth++;
 		hi_frame_release(f);
 	}
 	hi_frame_begin_write(f);
-	at = leaf_search(page, tid, &found);
+	at = leaf_search(page, &key, &found);
 	if (found)
-	{
-		/* a row replaced (replay of a row already in the checkpoint) */
-		memmove(&PL_SLOTS(page)[at], &PL_SLOTS(page)[at + 1],
-				sizeof(PlSlot) * (PL_HDR_OF(page)->nentries - at - 1));
-		PL_HDR_OF(page)->nentries--;
-	}
-	if (leaf_free(page) < len + sizeof(PlSlot))
+		leaf_remove(page, at);	/* replaced (replay of a row already in the
+								 * checkpoint) */
+	if (leaf_free(page) < len + slot_size(page_z(page)))
 	{
 		/* removed rows' bytes: compact if that makes the room */
 		Size		tight = idx->page_size - leaf_used(page);
 
-		if (tight >= PL_HDR + (PL_HDR_OF(page)->nentries + 1) * sizeof(PlSlot) + len)
+		if (tight >= PL_HDR + (PL_HDR_OF(page)->nentries + 1) * slot_size(page_z(page)) + len)
 			leaf_compact(idx, page);
 	}
-	if (leaf_free(page) >= len + sizeof(PlSlot))
+	if (leaf_free(page) >= len + slot_size(page_z(page)))
 	{
-		leaf_put(page, at, tid, data, len);
+		leaf_put(page, at, &key, data, len);
 		hi_frame_mark_dirty(f);
 		hi_frame_release(f);
 		return;
@@ -383,13 +530,12 @@ pl_insert(HiIndex *idx, ItemPointer tid, const char *data, Size len)
 	/* split the leaf, then carry the new page's key up */
 	{
 		HiFrame		rf;
-		ItemPointerData low;
-		uint32		rno = split_page(idx, f, tid, &rf, &low);
-		char	   *right = pl_page(rf);
-		char	   *into = pl_tid_cmp(tid, &low) >= 0 ? right : page;
+		PlKey		low;
+		uint32		rno = split_page(idx, f, &key, &rf, &low);
+		char	   *into = pl_key_cmp(&key, &low) >= 0 ? pl_page(rf) : page;
 
-		at = leaf_search(into, tid, &found);
-		leaf_put(into, at, tid, data, len);
+		at = leaf_search(into, &key, &found);
+		leaf_put(into, at, &key, data, len);
 		hi_frame_mark_dirty(f);
 		hi_frame_mark_dirty(rf);
 		hi_frame_release(f);
@@ -398,29 +544,24 @@ pl_insert(HiIndex *idx, ItemPointer tid, const char *data, Size len)
 		while (depth > 0)
 		{
 			char	   *up;
-			PlDown		d;
-			int			n;
+			PlKey		dlow;
+			uint32		dchild;
 
 			depth--;
 			f = pl_read(idx, path[depth]);
 			hi_frame_begin_write(f);
 			up = pl_page(f);
-			d.low = low;
-			d.pad = 0;
-			d.child = rno;
-			n = PL_HDR_OF(up)->nentries;
-			if (n < down_capacity(idx->page_size))
+			dlow = low;
+			dchild = rno;
+			if (PL_HDR_OF(up)->nentries < down_capacity(idx->page_size, page_z(up)))
 			{
-				at = pos[depth] + 1;
-				memmove(&PL_DOWNS(up)[at + 1], &PL_DOWNS(up)[at], sizeof(PlDown) * (Size) (n - at));
-				PL_DOWNS(up)[at] = d;
-				PL_HDR_OF(up)->nentries++;
+				down_put_at(up, pos[depth] + 1, &dlow, dchild);
 				hi_frame_mark_dirty(f);
 				hi_frame_release(f);
 				return;
 			}
-			rno = split_page(idx, f, &d.low, &rf, &low);
-			down_put(pl_tid_cmp(&d.low, &low) >= 0 ? pl_page(rf) : up, &d);
+			rno = split_page(idx, f, &dlow, &rf, &low);
+			down_put(pl_key_cmp(&dlow, &low) >= 0 ? pl_page(rf) : up, &dlow, dchild);
 			hi_frame_mark_dirty(f);
 			hi_frame_mark_dirty(rf);
 			hi_frame_release(f);
@@ -434,16 +575,17 @@ pl_insert(HiIndex *idx, ItemPointer tid, const char *data, Size len)
 			HiFrame		nf;
 			char	   *np;
 			uint16		level;
+			PlKey		lowest;
 
 			f = pl_read(idx, oldroot);
 			level = PL_HDR_OF(pl_page(f))->level + 1;
 			hi_frame_release(f);
 			nf = new_page(idx, level, &newroot);
 			np = pl_page(nf);
-			ItemPointerSetInvalid(&PL_DOWNS(np)[0].low);
-			PL_DOWNS(np)[0].child = oldroot;
-			PL_DOWNS(np)[1].low = low;
-			PL_DOWNS(np)[1].child = rno;
+			lowest.z = 0;
+			ItemPointerSetInvalid(&lowest.tid);
+			down_set(np, 0, &lowest, oldroot);
+			down_set(np, 1, &low, rno);
 			PL_HDR_OF(np)->nentries = 2;
 			hi_frame_mark_dirty(nf);
 			hi_frame_release(nf);
@@ -452,51 +594,40 @@ pl_insert(HiIndex *idx, ItemPointer tid, const char *data, Size len)
 	}
 }
 
-/* the leaf whose range holds tid, pinned; *fence: where its range ends */
+/* the leaf whose range holds key, pinned */
 static HiFrame
-find_leaf(HiIndex *idx, ItemPointer tid, ItemPointerData *fence, bool *has_fence)
+find_leaf(HiIndex *idx, const PlKey *key)
 {
 	uint32		pageno = idx->sh->meta.payload_root;
 	int			depth = 0;
 
-	*has_fence = false;
 	for (;;)
 	{
 		HiFrame		f = pl_read(idx, pageno);
 		char	   *page = pl_page(f);
-		int			i;
 
 		if (PL_HDR_OF(page)->level == 0)
 			return f;
 		if (++depth > 32)
 			elog(ERROR, "payload tree of index \"%s\" is too deep", hi_index_name(idx));
-		i = down_search(page, tid);
-		if (i + 1 < PL_HDR_OF(page)->nentries)
-		{
-			*fence = PL_DOWNS(page)[i + 1].low;
-			*has_fence = true;
-		}
-		pageno = PL_DOWNS(page)[i].child;
+		pageno = down_child(page, down_search(page, key));
 		hi_frame_release(f);
 	}
 }
 
 bool
-pl_delete(HiIndex *idx, ItemPointer tid)
+pl_delete(HiIndex *idx, const PlKey *key_in)
 {
-	ItemPointerData fence;
-	bool		has_fence;
-	HiFrame		f = find_leaf(idx, tid, &fence, &has_fence);
+	PlKey		key = tree_key(idx, key_in);
+	HiFrame		f = find_leaf(idx, &key);
 	char	   *page = pl_page(f);
 	bool		found;
-	int			at = leaf_search(page, tid, &found);
+	int			at = leaf_search(page, &key, &found);
 
 	if (found)
 	{
 		hi_frame_begin_write(f);
-		memmove(&PL_SLOTS(page)[at], &PL_SLOTS(page)[at + 1],
-				sizeof(PlSlot) * (PL_HDR_OF(page)->nentries - at - 1));
-		PL_HDR_OF(page)->nentries--;
+		leaf_remove(page, at);
 		hi_frame_mark_dirty(f);
 	}
 	hi_frame_release(f);
@@ -505,7 +636,7 @@ pl_delete(HiIndex *idx, ItemPointer tid)
 
 /* a stored row as an index tuple with its TID, palloc'd */
 static IndexTuple
-row_tuple(const char *bytes, ItemPointer tid)
+row_tuple(const char *bytes, const ItemPointerData *tid)
 {
 	Size		len = row_len(bytes);
 	IndexTuple	t = palloc(MAXALIGN(len + PL_TID_SIZE));
@@ -516,19 +647,19 @@ row_tuple(const char *bytes, ItemPointer tid)
 }
 
 /*
- * The rows of sorted TIDs.  The path from the root to the current leaf
- * stays pinned with each level's range: the next TID past the leaf's range
+ * The rows of sorted keys.  The path from the root to the current leaf
+ * stays pinned with each level's range: the next key past the leaf's range
  * climbs only as far as a level whose range holds it and descends from
- * there, so TIDs spread over many leaves cost about a leaf read each, not
- * a descent from the root.  Reads of these pages are not counted as
- * workload by the placement policies (they follow the heap's order, not
- * the queries').
+ * there, so keys spread over many leaves cost about a leaf read each, not
+ * a descent from the root, and the keys of one window, close together in
+ * Z-order, share their leaves.  Reads of these pages are not counted as
+ * workload by the placement policies.
  */
 void
-pl_lookup_sorted(HiIndex *idx, const ItemPointerData *tids, int n, IndexTuple *rows)
+pl_lookup_sorted(HiIndex *idx, const PlKey *keys, int n, IndexTuple *rows)
 {
 	HiFrame		fr[32];
-	ItemPointerData hi[32];
+	PlKey		hi[32];
 	bool		has_hi[32];
 	int			depth = -1;		/* deepest pinned level; -1: nothing */
 	bool		was = idx->maintenance;
@@ -537,13 +668,13 @@ pl_lookup_sorted(HiIndex *idx, const ItemPointerData *tids, int n, IndexTuple *r
 	idx->maintenance = true;
 	for (i = 0; i < n; i++)
 	{
-		ItemPointer tid = (ItemPointer) &tids[i];
+		PlKey		key = tree_key(idx, &keys[i]);
 		char	   *page;
 		bool		found;
 		int			at;
 
-		/* climb to the lowest level whose range holds tid */
-		while (depth >= 0 && has_hi[depth] && pl_tid_cmp(tid, &hi[depth]) >= 0)
+		/* climb to the lowest level whose range holds key */
+		while (depth >= 0 && has_hi[depth] && pl_key_cmp(&key, &hi[depth]) >= 0)
 			hi_frame_release(fr[depth--]);
 		if (depth < 0)
 		{
@@ -561,20 +692,20 @@ pl_lookup_sorted(HiIndex *idx, const ItemPointerData *tids, int n, IndexTuple *r
 				break;
 			if (depth + 1 >= lengthof(fr))
 				elog(ERROR, "payload tree of index \"%s\" is too deep", hi_index_name(idx));
-			k = down_search(page, tid);
+			k = down_search(page, &key);
 			has_hi[depth + 1] = has_hi[depth];
 			if (has_hi[depth])
 				hi[depth + 1] = hi[depth];
 			if (k + 1 < PL_HDR_OF(page)->nentries)
 			{
-				hi[depth + 1] = PL_DOWNS(page)[k + 1].low;
+				down_key(page, k + 1, &hi[depth + 1]);
 				has_hi[depth + 1] = true;
 			}
-			fr[depth + 1] = pl_read(idx, PL_DOWNS(page)[k].child);
+			fr[depth + 1] = pl_read(idx, down_child(page, k));
 			depth++;
 		}
-		at = leaf_search(page, tid, &found);
-		rows[i] = found ? row_tuple(page + PL_SLOTS(page)[at].off, tid) : NULL;
+		at = leaf_search(page, &key, &found);
+		rows[i] = found ? row_tuple(page + slot_off(page, at), &keys[i].tid) : NULL;
 		if ((i & 1023) == 1023)
 			CHECK_FOR_INTERRUPTS();
 	}
@@ -594,7 +725,7 @@ first_leaf(HiIndex *idx)
 		HiFrame		f = pl_read(idx, pageno);
 		char	   *page = pl_page(f);
 		uint32		next = PL_HDR_OF(page)->level == 0 ? HI_INVALID_PAGE :
-			PL_DOWNS(page)[0].child;
+			down_child(page, 0);
 
 		hi_frame_release(f);
 		if (next == HI_INVALID_PAGE)
@@ -618,19 +749,22 @@ pl_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state)
 
 		while (k < h->nentries)
 		{
-			ItemPointerData tid = PL_SLOTS(page)[k].tid;
+			PlKey		key;
 
-			if (callback(&tid, cb_state))
+			slot_key(page, k, &key);
+			if (callback(&key.tid, cb_state))
 			{
-				/* logged first: a failed append leaves the row where it was */
+				HiBox		zbox;
+
+				/* logged first, with its z: a failed append leaves the row */
+				memset(&zbox, 0, sizeof(zbox));
+				memcpy(&zbox, &key.z, sizeof(key.z));
 				hi_log_append(idx, HI_LOG_PAYLOAD_DEL, InvalidTransactionId, HI_KEY_NULL,
-							  NULL, 0, &tid);
+							  &zbox, 0, &key.tid);
 				if (!dirty)
 					hi_frame_begin_write(f);
 				dirty = true;
-				memmove(&PL_SLOTS(page)[k], &PL_SLOTS(page)[k + 1],
-						sizeof(PlSlot) * (h->nentries - k - 1));
-				h->nentries--;
+				leaf_remove(page, k);
 				hi_frame_mark_dirty(f);
 			}
 			else
@@ -649,12 +783,13 @@ pl_bulk_delete(HiIndex *idx, IndexBulkDeleteCallback callback, void *cb_state)
 			 errdetail(__VA_ARGS__)))
 
 /*
- * Check a subtree: every key within [lo, hi), keys sorted, levels one
- * apart; counts its pages and rows.
+ * Check a subtree: every key within [lo, hi) (NULL: unbounded), keys
+ * sorted, levels one apart, every page keyed as the tree is; counts its
+ * pages and rows.
  */
 static void
-check_page(HiIndex *idx, uint32 pageno, int level, const ItemPointerData *lo,
-		   const ItemPointerData *hi, uint32 *pages, Size *rows)
+check_page(HiIndex *idx, uint32 pageno, int level, const PlKey *lo,
+		   const PlKey *hi, uint32 *pages, Size *rows)
 {
 	HiFrame		f = pl_read(idx, pageno);
 	char	   *copy = palloc(idx->page_size);
@@ -669,19 +804,23 @@ check_page(HiIndex *idx, uint32 pageno, int level, const ItemPointerData *lo,
 	if (h->level == 0)
 	{
 		if (PL_DATA_LO(copy) > idx->page_size ||
-			PL_HDR + h->nentries * sizeof(PlSlot) > PL_DATA_LO(copy))
+			PL_HDR + h->nentries * slot_size(page_z(copy)) > PL_DATA_LO(copy))
 			CHECK_FAIL("Leaf page %u of the INCLUDE rows has overlapping slots and rows.", pageno);
 		for (i = 0; i < h->nentries; i++)
 		{
-			ItemPointer t = &PL_SLOTS(copy)[i].tid;
-			uint16		off = PL_SLOTS(copy)[i].off;
+			PlKey		k,
+						prev;
+			uint16		off = slot_off(copy, i);
 
-			if ((lo && ItemPointerIsValid(lo) && pl_tid_cmp(t, (ItemPointer) lo) < 0) ||
-				(hi && pl_tid_cmp(t, (ItemPointer) hi) >= 0) ||
-				(i > 0 && pl_tid_cmp(&PL_SLOTS(copy)[i - 1].tid, t) >= 0))
+			slot_key(copy, i, &k);
+			if (i > 0)
+				slot_key(copy, i - 1, &prev);
+			if ((lo && pl_key_cmp(&k, lo) < 0) ||
+				(hi && pl_key_cmp(&k, hi) >= 0) ||
+				(i > 0 && pl_key_cmp(&prev, &k) >= 0))
 				CHECK_FAIL("Leaf page %u of the INCLUDE rows holds TID (%u,%u) out of order.",
-						   pageno, ItemPointerGetBlockNumberNoCheck(t),
-						   ItemPointerGetOffsetNumberNoCheck(t));
+						   pageno, ItemPointerGetBlockNumberNoCheck(&k.tid),
+						   ItemPointerGetOffsetNumberNoCheck(&k.tid));
 			if (off < PL_DATA_LO(copy) || off + row_len(copy + off) > idx->page_size)
 				CHECK_FAIL("Leaf page %u of the INCLUDE rows has a row outside the page.", pageno);
 		}
@@ -693,16 +832,25 @@ check_page(HiIndex *idx, uint32 pageno, int level, const ItemPointerData *lo,
 			CHECK_FAIL("Inner page %u of the INCLUDE rows is empty.", pageno);
 		for (i = 0; i < h->nentries; i++)
 		{
-			PlDown	   *d = &PL_DOWNS(copy)[i];
-			const ItemPointerData *clo = i == 0 ? lo : &d->low;
-			const ItemPointerData *chi = i + 1 < h->nentries ? &PL_DOWNS(copy)[i + 1].low : hi;
+			PlKey		k,
+						next,
+						prev;
+			uint32		child = down_child(copy, i);
 
-			if (i > 1 && pl_tid_cmp(&PL_DOWNS(copy)[i - 1].low, &d->low) >= 0)
-				CHECK_FAIL("Inner page %u of the INCLUDE rows has keys out of order.", pageno);
-			if (d->child >= idx->sh->meta.npages)
+			down_key(copy, i, &k);
+			if (i + 1 < h->nentries)
+				down_key(copy, i + 1, &next);
+			if (i > 1)
+			{
+				down_key(copy, i - 1, &prev);
+				if (pl_key_cmp(&prev, &k) >= 0)
+					CHECK_FAIL("Inner page %u of the INCLUDE rows has keys out of order.", pageno);
+			}
+			if (child >= idx->sh->meta.npages)
 				CHECK_FAIL("Inner page %u of the INCLUDE rows points to page %u, past the end.",
-						   pageno, d->child);
-			check_page(idx, d->child, h->level - 1, clo, chi, pages, rows);
+						   pageno, child);
+			check_page(idx, child, h->level - 1, i == 0 ? lo : &k,
+					   i + 1 < h->nentries ? &next : hi, pages, rows);
 		}
 	}
 	pfree(copy);
@@ -719,10 +867,10 @@ pl_page_layout(const char *page, uint32 page_size)
 	if (h->level == 0)
 	{
 		if (h->reserved > page_size ||
-			PL_HDR + (Size) h->nentries * sizeof(PlSlot) > h->reserved)
+			PL_HDR + (Size) h->nentries * slot_size(page_z(page)) > h->reserved)
 			return "its slots and rows overlap";
 	}
-	else if (h->nentries > down_capacity(page_size))
+	else if (h->nentries > down_capacity(page_size, page_z(page)))
 		return "its entry count exceeds the page's capacity";
 	return NULL;
 }
@@ -761,7 +909,7 @@ pl_pages(HiIndex *idx)
 			char	   *page = pl_page(f);
 
 			if (pageno == level_first && PL_HDR_OF(page)->level > 0)
-				down = PL_DOWNS(page)[0].child;
+				down = down_child(page, 0);
 			pages++;
 			pageno = PL_HDR_OF(page)->link;
 			hi_frame_release(f);

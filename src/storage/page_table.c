@@ -661,7 +661,7 @@ map_load(const char *path, Size *len, bool *bad)
 		buf = nbuf;
 		h = (HiMapHeader *) buf;
 		h->meta.payload_root = HI_INVALID_PAGE;
-		h->meta.reserved = 0;
+		h->meta.payload_keys = 0;
 	}
 	return buf;
 }
