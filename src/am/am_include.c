@@ -143,8 +143,9 @@ am_include_insert_rows(HiIndex *idx, TransactionId xid, const HiKeyItem *items,
 	}
 	PG_END_TRY();
 	idx->sh->changing = 0;
-	LWLockRelease(&idx->sh->tree_lock);
+	/* under tree_lock: a checkpoint must not run beside other changes */
 	hi_index_after_change(idx);
+	LWLockRelease(&idx->sh->tree_lock);
 	pfree(keys);
 }
 

@@ -809,6 +809,9 @@ hi_index_after_change(HiIndex *idx)
 	int			kb = idx->sh->checkpoint_log_kb > 0 ? idx->sh->checkpoint_log_kb :
 		hi_checkpoint_log_kb;
 
+	/* the checkpoint empties the log: no other change may run beside it */
+	Assert(LWLockHeldByMeInMode(&idx->sh->tree_lock, LW_EXCLUSIVE));
+
 	if (hi_log_size(idx->sh) >= (uint64) kb * 1024)
 		hi_index_checkpoint(idx);
 }
