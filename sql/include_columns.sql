@@ -102,6 +102,9 @@ VACUUM inc.t;
 INSERT INTO inc.t VALUES (9001, 'after vacuum', 0, 'SRID=4326;POINT(50 50)');
 SELECT i, hybrid_index_check(i, heapallindexed => true)
   FROM unnest(ARRAY['inc.t_h', 'inc.t_e', 'inc.t_l', 'inc.t_g']::regclass[]) i;
+-- the rows are kept in the Z-order of their entries (0.2.0: heap order)
+SELECT i, hybrid_index_inspect(i)->>'include_order' AS include_order
+  FROM unnest(ARRAY['inc.t_h', 'inc.t_e', 'inc.t_l', 'inc.t_g']::regclass[]) i;
 SELECT 'hyrtree' AS am, c.query, c.same, c.n FROM inc.checks('t_h') c
 WHERE c.query LIKE 'id, name:%';
 DROP INDEX inc.t_h, inc.t_e, inc.t_l;

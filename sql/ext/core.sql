@@ -1,4 +1,4 @@
--- hybrid_index 0.2.0: spatial index access methods for flash and hybrid
+-- hybrid_index 0.3.0: spatial index access methods for flash and hybrid
 -- flash/Optane storage.  Requires shared_preload_libraries = 'hybrid_index'.
 
 \echo Use "CREATE EXTENSION hybrid_index" to load this file. \quit

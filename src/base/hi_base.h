@@ -32,7 +32,7 @@
 #include "compat/hi_compat.h"
 #include "geom/geom_box.h"
 
-#define HI_EXTENSION_VERSION	"0.2.0"	/* hybrid_index.control, hybrid_index_version() */
+#define HI_EXTENSION_VERSION	"0.3.0"	/* hybrid_index.control, hybrid_index_version() */
 
 #define HI_NUM_TIERS		2
 #define HI_TIER_FLASH		0
@@ -165,6 +165,10 @@ typedef struct HiMeta
 #define HI_META_VERSION_POINTS 2
 #define HI_ENTRY_FORMAT_NAME(v) \
 	((v) >= HI_META_VERSION_POINTS ? "boxes and exact points" : "boxes")
+/* how the INCLUDE rows are ordered (payload.h: PL_KEYS_TID 0, PL_KEYS_Z 1) */
+#define HI_INCLUDE_ORDER_NAME(m) \
+	((m)->payload_root == HI_INVALID_PAGE ? "none" : \
+	 (m)->payload_keys == 1 ? "z-order" : "heap")
 
 typedef struct HiTierCounters
 {

@@ -246,7 +246,7 @@ grid_inspect_json(Grid *g, const char *am)
 
 	initStringInfo(&s);
 	appendStringInfo(&s, "{\"am\": \"%s\", \"mode\": \"%s\", \"page_size\": %u, "
-					 "\"entry_format\": \"%s\", "
+					 "\"entry_format\": \"%s\", \"include_order\": \"%s\", "
 					 "\"bucket_capacity\": %d, \"entries\": %llu, \"null_entries\": %llu, "
 					 "\"pages\": %u, \"pages_flash\": %llu, \"pages_optane\": %llu, "
 					 "\"root\": {\"cells\": [%d, %d], \"regions\": %d, \"reach\": [%g, %g]}, "
@@ -256,7 +256,8 @@ grid_inspect_json(Grid *g, const char *am)
 					 "\"reorganisations\": %llu, "
 					 "\"free_page_ids\": %u, ",
 					 am, g->store->name, g->gs->page_size,
-					 HI_ENTRY_FORMAT_NAME(g->sh->meta.version), g->gs->capacity,
+					 HI_ENTRY_FORMAT_NAME(g->sh->meta.version),
+					 HI_INCLUDE_ORDER_NAME(&g->sh->meta), g->gs->capacity,
 					 (unsigned long long) g->sh->meta.nentries,
 					 (unsigned long long) g->sh->meta.nnulls,
 					 g->sh->meta.npages,

@@ -200,13 +200,13 @@ rt_inspect_json(HiIndex *idx)
 	LWLockAcquire(&sh->tree_lock, LW_SHARED);
 	appendStringInfo(&buf,
 					 "{\"am\": \"%s\", \"page_size\": %u, \"entry_format\": \"%s\", "
-					 "\"placement\": \"%s\", "
+					 "\"include_order\": \"%s\", \"placement\": \"%s\", "
 					 "\"height\": %u, \"entries\": %llu, \"null_entries\": %llu, "
 					 "\"pages\": %u, \"checkpoints\": %llu, \"log_bytes\": %llu, "
 					 "\"cache_frames\": %u, \"cache_budget_frames\": %d, \"levels\": [",
 					 hi_am_ops_by_kind(meta->am) ? hi_am_ops_by_kind(meta->am)->name : "?",
 					 meta->page_size, HI_ENTRY_FORMAT_NAME(meta->version),
-					 hi_place_policy(sh)->name,
+					 HI_INCLUDE_ORDER_NAME(meta), hi_place_policy(sh)->name,
 					 meta->height, (unsigned long long) meta->nentries,
 					 (unsigned long long) meta->nnulls, meta->npages,
 					 (unsigned long long) pg_atomic_read_u64(&sh->checkpoints),

@@ -38,8 +38,12 @@ typedef struct HiMapHeader
  * exact points (HI_ENT_POINT), so that a build that does not know them
  * refuses the index instead of reading points as boxes.  Version 2 maps
  * are read (their entries are all boxes) and written back as version 3.
+ * 4: HiMeta.payload_keys says how the INCLUDE rows' tree is keyed
+ * (payload.h: (z, TID) from 0.3.0 on), so that a build reading 3 at most
+ * refuses an index whose tree it would read as keyed by TID.  Version 3
+ * maps (payload_keys 0: keyed by TID) are read as they are.
  */
-#define HI_MAP_VERSION	3
+#define HI_MAP_VERSION	4
 #define HI_MAP_VERSION_MIN	2
 #define HI_MAP_VERSION_OK(v) ((v) >= HI_MAP_VERSION_MIN && (v) <= HI_MAP_VERSION)
 /* version 2's header: HiMeta ended before payload_root */

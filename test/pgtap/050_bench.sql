@@ -240,7 +240,7 @@ SELECT results_eq($$SELECT operations, table_rows, access_method::text COLLATE "
 				  'hyrtree build: the run recorded');
 SELECT ok((SELECT wall_ms > 0 AND cpu_ms >= 0 AND flash_writes > 0 AND flash_pages > 0
 				  AND index_bytes >= flash_index_bytes AND flash_index_bytes > 0
-				  AND optane_reads = 0 AND extension_version = '0.2.0' AND server_version IS NOT NULL
+				  AND optane_reads = 0 AND extension_version = '0.3.0' AND server_version IS NOT NULL
 				  AND postgis_version IS NOT NULL AND NOT emulate_devices
 				  AND shared_buffers = current_setting('shared_buffers')
 				  AND cache_size = current_setting('hybrid_index.cache_size')

@@ -218,7 +218,7 @@ my @map_damage = (
 	[ 'one byte flipped', sub { flip_byte($_[0], int((-s $_[0]) / 2)) }, 'XX002', qr/map file ".*" of index "t_idx" is corrupted/ ],
 	[ 'header flipped', sub { flip_byte($_[0], 20) }, 'XX002', qr/is corrupted/ ],
 	[ 'written by an older format', sub { patch_file($_[0], 4, pack('V', 1)) }, 'XX002',
-	  qr/map file ".*" of index "t_idx" has format version 1, this build of hybrid_index reads versions 2 to 3/ ],
+	  qr/map file ".*" of index "t_idx" has format version 1, this build of hybrid_index reads versions 2 to 4/ ],
 	[ 'truncated', sub { truncate($_[0], 50) or die }, 'XX002', qr/is corrupted/ ],
 	[ 'emptied', sub { truncate($_[0], 0) or die }, 'XX002', qr/is corrupted/ ],
 	[ 'deleted', sub { unlink($_[0]) or die }, '58P01', qr/files of index "t_idx" are missing/ ],

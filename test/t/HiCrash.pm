@@ -113,10 +113,7 @@ sub setup
 	my $i = 0;
 	for my $t (@{ $self->{tables} })
 	{
-		# efind's crash runs without INCLUDE columns for now: see
-		# test/KNOWN_FAILURES.md (HI_CRASH_EFIND_INCLUDE=1 gives them back)
-		my $clause = HiAM::index_clause($self->{e}, $i++,
-			$self->{e}{am} eq 'efind' && !$ENV{HI_CRASH_EFIND_INCLUDE} ? undef : 'id, note');
+		my $clause = HiAM::index_clause($self->{e}, $i++, 'id, note');
 		$sql .= qq{
 		CREATE TABLE $t (id bigint PRIMARY KEY, geom geometry, note text);
 		INSERT INTO $t SELECT i, ST_MakePoint(random() * 1000, random() * 1000), 'base'
