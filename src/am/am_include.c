@@ -242,8 +242,11 @@ am_include_spool_load(HiIndex *idx, AmIncludeSpool *s)
 	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "INCLUDE rows",
 												 ALLOCSET_DEFAULT_SIZES);
 	Size		i = 0;
+	PlBulk		bulk;
 
 	pl_create(idx);
+	bulk.idx = idx;
+	bulk.pinned = false;
 	tuplesort_performsort(s->sort);
 	for (;;)
 	{
@@ -265,12 +268,13 @@ am_include_spool_load(HiIndex *idx, AmIncludeSpool *s)
 		if (VARSIZE_ANY_EXHDR(b) > PL_MAX_ROW(s->page_size))
 			elog(ERROR, "sorted INCLUDE rows hold a row of %zu bytes",
 				 (Size) VARSIZE_ANY_EXHDR(b));
-		pl_insert(idx, &key, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+		pl_bulk_put(&bulk, &key, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(rowcxt);
 		if ((++i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
+	pl_bulk_end(&bulk);
 	tuplesort_end(s->sort);
 	ExecDropSingleTupleTableSlot(s->slot);
 	MemoryContextDelete(rowcxt);

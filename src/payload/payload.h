@@ -63,6 +63,16 @@ extern bool pl_enabled(HiIndex *idx);
 extern bool pl_keyed_z(HiIndex *idx);
 extern void pl_insert(HiIndex *idx, const PlKey *key, const char *data, Size len);
 extern bool pl_delete(HiIndex *idx, const PlKey *key);
+
+/* a build's rows in ascending key order (tree_lock held exclusively) */
+typedef struct PlBulk
+{
+	HiIndex    *idx;
+	HiFrame		f;				/* the rightmost leaf, while pinned */
+	bool		pinned;
+} PlBulk;
+extern void pl_bulk_put(PlBulk *b, const PlKey *key, const char *data, Size len);
+extern void pl_bulk_end(PlBulk *b);
 extern Size pl_check(HiIndex *idx);
 extern uint32 pl_pages(HiIndex *idx);
 /* what is wrong with a payload page read from disk, or NULL */

@@ -634,6 +634,51 @@ pl_delete(HiIndex *idx, const PlKey *key_in)
 	return found;
 }
 
+/*
+ * A build's rows in key order: appended to the rightmost leaf, which stays
+ * pinned between rows, instead of a descent from the root per row; a row
+ * that does not fit (or is not above the leaf's last key) goes through
+ * pl_insert, whose append split starts the next rightmost leaf.
+ */
+void
+pl_bulk_put(PlBulk *b, const PlKey *key_in, const char *data, Size len)
+{
+	HiIndex    *idx = b->idx;
+	PlKey		key = tree_key(idx, key_in);
+
+	if (b->pinned)
+	{
+		char	   *page = pl_page(b->f);
+		HiPageHeader *h = PL_HDR_OF(page);
+		PlKey		last;
+
+		if (h->nentries > 0)
+			slot_key(page, h->nentries - 1, &last);
+		if (len <= PL_MAX_ROW(idx->page_size) && h->link == HI_INVALID_PAGE &&
+			(h->nentries == 0 || pl_key_cmp(&last, &key) < 0) &&
+			leaf_free(page) >= len + slot_size(page_z(page)))
+		{
+			hi_frame_begin_write(b->f);
+			leaf_put(page, h->nentries, &key, data, len);
+			hi_frame_mark_dirty(b->f);
+			return;
+		}
+		hi_frame_release(b->f);
+		b->pinned = false;
+	}
+	pl_insert(idx, &key, data, len);
+	b->f = find_leaf(idx, &key);
+	b->pinned = true;
+}
+
+void
+pl_bulk_end(PlBulk *b)
+{
+	if (b->pinned)
+		hi_frame_release(b->f);
+	b->pinned = false;
+}
+
 /* a stored row as an index tuple with its TID, palloc'd */
 static IndexTuple
 row_tuple(const char *bytes, const ItemPointerData *tid)
