@@ -1,7 +1,8 @@
 /*
  * geom_hilbert.c
  *	  Hilbert curve keys of box centres: an order in which boxes close in
- *	  the plane come close together.
+ *	  the plane come close together; and Z-order keys over the whole float
+ *	  plane (hi_key_zorder), which need no extent.
  *
  * Used to order a batch of insertions (base/hi_hilbert_order.c): entries
  * that follow each other then mostly go to the same leaf or bucket through
