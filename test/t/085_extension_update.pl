@@ -239,7 +239,7 @@ for my $r (@releases)
 			is($order, 'heap', "$release: $idx keeps the release's INCLUDE rows in heap order");
 			$node->safe_psql('postgres', "REINDEX INDEX $idx");
 			is($node->safe_psql('postgres', "SELECT hybrid_index_inspect('$idx')->>'include_order'"),
-				'z-order', "$release: REINDEX keys $idx's INCLUDE rows by Z-order");
+				'z-order', "$release: REINDEX keys the INCLUDE rows of $idx by Z-order");
 			HiTest::full_check($node, 'postgres', "$release reindexed $e->{am}", "$e->{am}_$t", $idx,
 				windows => 8, knn_points => 3, group => $e->{group_query});
 		}
