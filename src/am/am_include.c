@@ -312,6 +312,21 @@ am_include_lookup(HiIndex *idx, const HiKeyItem *items, Size n, IndexTuple *rows
 
 	if (n == 0)
 		return;
+	if (n == 1)
+	{
+		/* a kNN scan's row: no sort, nothing to allocate */
+		PlKey		key;
+
+		key.z = keyed_z ? hi_key_zorder((HiKeyKind) items[0].kind, &items[0].key,
+										items[0].flags) : 0;
+		key.tid = items[0].tid;
+		rows[0] = NULL;
+		hi_lock_for_read(idx);
+		if (pl_enabled(idx))
+			pl_lookup_sorted(idx, &key, 1, rows);
+		LWLockRelease(&idx->sh->tree_lock);
+		return;
+	}
 	if (n > PG_UINT32_MAX)
 		elog(ERROR, "too many rows to look up in index \"%s\"", hi_index_name(idx));
 	z = palloc_extended(sizeof(uint64) * n, MCXT_ALLOC_HUGE);
