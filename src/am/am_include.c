@@ -95,21 +95,21 @@ am_include_row(Relation index, Datum *values, bool *isnull, Size *len)
 	return bytes;
 }
 
-/*
- * The INCLUDE rows of n inserted heap rows, logged (a write per many) and
- * put into the index's tree under one hold of tree_lock
- */
-/* the key of an entry's row */
+/* the key of an entry's row (z 0 in a tree keyed by TID alone) */
 static inline PlKey
-item_key(const HiKeyItem *item)
+item_key(const HiKeyItem *item, bool keyed_z)
 {
 	PlKey		k;
 
-	k.z = hi_key_zorder((HiKeyKind) item->kind, &item->key, item->flags);
+	k.z = keyed_z ? hi_key_zorder((HiKeyKind) item->kind, &item->key, item->flags) : 0;
 	k.tid = item->tid;
 	return k;
 }
 
+/*
+ * The INCLUDE rows of n inserted heap rows, logged (a write per many) and
+ * put into the index's tree under one hold of tree_lock
+ */
 void
 am_include_insert_rows(HiIndex *idx, TransactionId xid, const HiKeyItem *items,
 					   const char *const *rows, const Size *lens, int n)
@@ -121,7 +121,7 @@ am_include_insert_rows(HiIndex *idx, TransactionId xid, const HiKeyItem *items,
 		return;
 	keys = palloc(sizeof(PlKey) * n);
 	for (i = 0; i < n; i++)
-		keys[i] = item_key(&items[i]);
+		keys[i] = item_key(&items[i], pl_keyed_z(idx));
 	hi_lock_for_change(idx);
 	if (!pl_enabled(idx))
 		ereport(ERROR,
@@ -265,9 +265,7 @@ am_include_spool_load(HiIndex *idx, AmIncludeSpool *s)
 		tidv = DatumGetInt64(slot_getattr(s->slot, 2, &isnull));
 		ItemPointerSet(&key.tid, (BlockNumber) (tidv >> 16), (OffsetNumber) (tidv & 0xFFFF));
 		b = DatumGetByteaPP(slot_getattr(s->slot, 3, &isnull));
-		if (VARSIZE_ANY_EXHDR(b) > PL_MAX_ROW(s->page_size))
-			elog(ERROR, "sorted INCLUDE rows hold a row of %zu bytes",
-				 (Size) VARSIZE_ANY_EXHDR(b));
+		/* (form_row refused oversized rows; pl_insert checks again) */
 		pl_bulk_put(&bulk, &key, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(rowcxt);
@@ -286,6 +284,18 @@ static int
 cmp_key(const void *a, const void *b)
 {
 	return pl_key_cmp((const PlKey *) a, (const PlKey *) b);
+}
+
+/* the rows of n sorted keys (NULL where none), under tree_lock shared */
+static void
+lookup_sorted(HiIndex *idx, const PlKey *keys, Size n, IndexTuple *rows)
+{
+	hi_lock_for_read(idx);
+	if (pl_enabled(idx))
+		pl_lookup_sorted(idx, keys, (int) n, rows);
+	else
+		memset(rows, 0, sizeof(IndexTuple) * n);
+	LWLockRelease(&idx->sh->tree_lock);
 }
 
 /*
@@ -315,16 +325,9 @@ am_include_lookup(HiIndex *idx, const HiKeyItem *items, Size n, IndexTuple *rows
 	if (n == 1)
 	{
 		/* a kNN scan's row: no sort, nothing to allocate */
-		PlKey		key;
+		PlKey		key = item_key(&items[0], keyed_z);
 
-		key.z = keyed_z ? hi_key_zorder((HiKeyKind) items[0].kind, &items[0].key,
-										items[0].flags) : 0;
-		key.tid = items[0].tid;
-		rows[0] = NULL;
-		hi_lock_for_read(idx);
-		if (pl_enabled(idx))
-			pl_lookup_sorted(idx, &key, 1, rows);
-		LWLockRelease(&idx->sh->tree_lock);
+		lookup_sorted(idx, &key, 1, rows);
 		return;
 	}
 	if (n > PG_UINT32_MAX)
@@ -335,8 +338,7 @@ am_include_lookup(HiIndex *idx, const HiKeyItem *items, Size n, IndexTuple *rows
 	tmppos = palloc_extended(sizeof(uint32) * n, MCXT_ALLOC_HUGE);
 	for (i = 0; i < n; i++)
 	{
-		z[i] = keyed_z ? hi_key_zorder((HiKeyKind) items[i].kind, &items[i].key,
-									   items[i].flags) : 0;
+		z[i] = item_key(&items[i], keyed_z).z;
 		pos[i] = (uint32) i;
 	}
 	if (hi_radix_sort(z, pos, n, tmpz, tmppos))
@@ -389,12 +391,7 @@ am_include_lookup(HiIndex *idx, const HiKeyItem *items, Size n, IndexTuple *rows
 			pfree(tmp);
 		}
 	}
-	hi_lock_for_read(idx);
-	if (pl_enabled(idx))
-		pl_lookup_sorted(idx, keys, (int) n, sorted);
-	else
-		memset(sorted, 0, sizeof(IndexTuple) * n);
-	LWLockRelease(&idx->sh->tree_lock);
+	lookup_sorted(idx, keys, n, sorted);
 	for (i = 0; i < n; i++)
 		rows[pos[i]] = sorted[i];
 	pfree(keys);
