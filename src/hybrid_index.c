@@ -105,6 +105,7 @@ hi_xact_callback(XactEvent event, void *arg)
 			else
 				hi_files_at_xact_end(true);
 			hi_log_at_xact_end();
+			hi_cache_check_pins();
 			/* last: the steps above still use the slots */
 			hi_slots_unpin_all();
 			break;

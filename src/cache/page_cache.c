@@ -259,9 +259,11 @@ unmap_failed(HiFrame f)
 
 /*
  * Pin the frames of n distinct pages, reading the missing ones in one
- * batch.  frames[i] receives the frame of pagenos[i].
+ * batch.  frames[i] receives the frame of pagenos[i].  Returns how many
+ * were not cached.  No frame returned is being read or written: a caller
+ * holding tree_lock exclusively may change them at once.
  */
-void
+int
 hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 {
 	HiFrameTag	tag;
@@ -428,6 +430,7 @@ hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n, HiFrame *frames)
 	}
 	pfree(miss);
 	pfree(waits);
+	return nmiss;
 }
 
 /* Pages the shared cache holds, all indexes together */
@@ -810,6 +813,46 @@ discard_frame(HiFrame f, int slotno, uint32 generation)
 }
 
 /*
+ * Forget one page of an index without writing it: a grid page whose id
+ * was freed (its next user starts from a new, zeroed page).  The caller
+ * holds tree_lock exclusively, so no one else pins the page for long.
+ */
+void
+hi_cache_discard_page(HiIndex *idx, uint32 pageno)
+{
+	HiFrameTag	tag;
+	HiMapEntry *e;
+	uint32		hash;
+	HiFrame		frame = -1;
+
+	memset(&tag, 0, sizeof(tag));
+	tag.slotno = idx->slotno;
+	tag.generation = idx->generation;
+	tag.pageno = pageno;
+	hash = get_hash_value(cache_frame_map, &tag);
+	LWLockAcquire(cache_part_lock(hash), LW_SHARED);
+	e = hash_search_with_hash_value(cache_frame_map, &tag, hash, HASH_FIND, NULL);
+	if (e)
+		frame = e->frame;
+	LWLockRelease(cache_part_lock(hash));
+	if (frame >= 0)
+	{
+		/* our own pin would never go: a caller's bug, not a wait */
+		if (cache_local_pins != NULL && cache_local_pins[frame] > 0)
+			elog(ERROR, "page %u of index \"%s\" is discarded while pinned",
+				 pageno, hi_index_name(idx));
+		(void) discard_frame(frame, idx->slotno, idx->generation);
+	}
+	if (hi_spill_any() && hi_spill_has(idx->slotno, idx->generation, pageno))
+	{
+		char	   *scratch = palloc(hi_max_page_size);
+
+		(void) hi_spill_take(idx->slotno, idx->generation, pageno, scratch);
+		pfree(scratch);
+	}
+}
+
+/*
  * Forget every cached page of a slot generation, without writing.  An
  * index none of whose pages is cached costs nothing; one with few pages
  * (a partition) is looked up page by page in the frame map, as PostgreSQL
@@ -875,6 +918,31 @@ hi_cache_release_all(void)
 	for (f = 0; f < cache_ctl->nframes; f++)
 		while (cache_local_pins[f] > 0)
 			cache_unpin(f);
+}
+
+/*
+ * At commit no pin may be left: a pin outlives its backend and its frame
+ * could never be evicted again.  Checked in assertion builds, as
+ * PostgreSQL checks its buffer pins.
+ */
+void
+hi_cache_check_pins(void)
+{
+#ifdef USE_ASSERT_CHECKING
+	int			f;
+	int			leaked = 0;
+
+	if (cache_local_pins == NULL)
+		return;
+	for (f = 0; f < cache_ctl->nframes; f++)
+		if (cache_local_pins[f] != 0)
+		{
+			elog(WARNING, "hybrid_index cache frame %d (page %u) left pinned %d time(s)",
+				 f, cache_descs[f].tag.pageno, cache_local_pins[f]);
+			leaked++;
+		}
+	Assert(leaked == 0);
+#endif
 }
 
 /* ---- the shared cache as a page source (hyrtree) ---- */

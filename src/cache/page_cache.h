@@ -20,7 +20,7 @@ extern HiFrame hi_cache_read(HiIndex *idx, uint32 pageno);
 extern int	hi_cache_batch_limit(HiIndex *idx);
 extern int	hi_cache_ahead_limit(HiIndex *idx);
 extern int	hi_cache_frames(void);
-extern void hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n,
+extern int	hi_cache_read_batch(HiIndex *idx, const uint32 *pagenos, int n,
 								HiFrame *frames);
 extern void hi_cache_copy_pages(HiIndex *idx, const uint32 *pagenos, int n,
 								char **bufs);
@@ -69,6 +69,8 @@ extern void hi_spill_discard(int slotno, uint32 generation);
 
 /* forget every page of a dropped or rebuilt relfilenode */
 extern void hi_cache_discard_index(int slotno, uint32 generation);
+extern void hi_cache_discard_page(HiIndex *idx, uint32 pageno);
 extern void hi_cache_release_all(void);
+extern void hi_cache_check_pins(void);
 
 #endif							/* HI_PAGE_CACHE_H */

@@ -227,6 +227,8 @@ typedef struct GridShared
 	uint32		page_size;
 	int			capacity;		/* entries per bucket before a split */
 	LWLock		buf_lock;		/* bookkeeping of both buffers */
+	bool		direct;			/* pages straight from the shared page cache:
+								 * no buffer of its own (grid_buffer_cache.c) */
 	GridBuf		buf[2];			/* GRID_BUF_DIR, GRID_BUF_BUCKET */
 
 	dsa_pointer root;			/* flat GridDir of sub-directories */

@@ -10,17 +10,12 @@
  * The buffers live in the DSA area (one pair per index), so every backend
  * sees the same pages, dirty ones included, and do their I/O through
  * hi_store_read / hi_store_write (batched, checksummed, copy-on-write into
- * the tier files).  Below them, an index without a buffer budget of its own
- * (no reloption buffer_size) reads through the shared page cache, as
- * GiST's pages stay in shared buffers, and hands the pages it writes out to
- * the cache dirty: the cache writes them when it evicts them or at the
- * index's checkpoint (src_flush_all), as it does the R-trees' pages.  So a
- * bucket changed again and again between two checkpoints is written once,
- * and takes one new copy-on-write slot at most (written by this buffer, a
- * 5M-point H-Grid's file grew by 68 % under one 50k-row INSERT).  With the
- * thesis' small buffers alone, warm queries of a 100k-point LB-Grid read
- * from the device (2-4x GiST's time).  With a budget the thesis' memory
- * model is kept exactly: these buffers write every change themselves.
+ * the tier files): the thesis' memory model, kept exactly, for an index
+ * with a buffer budget of its own (reloption buffer_size).  An index
+ * without one has no buffers: every gbuf_ call goes to the shared page
+ * cache's own frames (grid_buffer_cache.c, GridShared.direct), as GiST's
+ * pages stay in shared buffers.  (A state's mode is fixed when it is
+ * made; a slot's budget is set before, and a new generation starts at 0.)
  *
  * Locking.  Page contents follow the index's tree_lock: shared to read,
  * exclusive to change, so no one changes a page while another backend reads
@@ -41,6 +36,7 @@
 
 #include "cache/page_cache.h"
 #include "grid/grid.h"
+#include "grid/grid_int.h"
 #include "storage/storage.h"
 
 #define GB_VALID	0x01
@@ -79,11 +75,11 @@ static int	maxlocal = 0;
 #define GB_WAIT_US		50
 #define GB_WAIT_MAX		(60 * 1000 * 1000 / GB_WAIT_US)	/* 60 s */
 
-/* Does this index keep copies of its pages in the shared page cache? */
+/* Does this index keep its pages in the shared page cache only? */
 static inline bool
 shares_cache(Grid *g)
 {
-	return g->idx != NULL && g->sh->budget_frames == 0;
+	return g->gs->direct;
 }
 
 static inline GridBuf *
@@ -388,6 +384,12 @@ gbuf_init(Grid *g, int which, int hot, int cold)
 	b->hot_cap = Max(hot, 8);
 	b->cold_cap = Max(cold, 1);
 	b->nframes = b->hot_cap + b->cold_cap;
+	if (gs->direct)
+	{
+		/* no frames: the sizes only bound a batch (gbuf_batch_limit) */
+		b->descs = b->hash = b->chunks = InvalidDsaPointer;
+		return;
+	}
 	b->hash_cap = 16;
 	while (b->hash_cap < 2 * b->nframes)
 		b->hash_cap *= 2;
@@ -430,11 +432,9 @@ gbuf_free(GridShared *gs, int which)
 /* ---- write-out ---- */
 
 /*
- * Write the given dirty frames as one batch and mark them clean: into
- * their tier files, or, for an index that shares the page cache, into the
- * cache as dirty frames (in batches it can find victims for).  The pages
- * cannot change meanwhile: whoever writes them holds buf_lock, and a
- * change needs tree_lock exclusively.
+ * Write the given dirty frames into their tier files as one batch and
+ * mark them clean.  The pages cannot change meanwhile: whoever writes them
+ * holds buf_lock, and a change needs tree_lock exclusively.
  */
 static void
 write_frames(Grid *g, GridBuf *b, GridBufDesc *d, const int *frames, int n)
@@ -447,20 +447,7 @@ write_frames(Grid *g, GridBuf *b, GridBufDesc *d, const int *frames, int n)
 	pages = palloc(sizeof(char *) * n);
 	for (i = 0; i < n; i++)
 		pages[i] = frame_data(g->gs, b, frames[i]);
-	if (shares_cache(g))
-	{
-		uint32	   *pagenos = palloc(sizeof(uint32) * n);
-		int			limit = Max(1, hi_cache_batch_limit(g->idx));
-		int			off;
-
-		for (i = 0; i < n; i++)
-			pagenos[i] = d[frames[i]].pageno;
-		for (off = 0; off < n; off += limit)
-			hi_cache_write_back(g->idx, pagenos + off, Min(limit, n - off), pages + off);
-		pfree(pagenos);
-	}
-	else
-		hi_store_write(g->sh, pages, n);
+	hi_store_write(g->sh, pages, n);
 	for (i = 0; i < n; i++)
 		d[frames[i]].flags &= ~GB_DIRTY;
 	b->st.pages_flushed += n;
@@ -706,9 +693,7 @@ claim_frames(Grid *g, GridBuf *b, int which, const uint32 *pagenos, int n,
 		hash_insert(b, h, pagenos[i], f);
 		list_push(b, d, f, GB_HOT);
 		b->st.misses++;
-		/* below a buffer sharing the cache, the cache counts hit or miss */
-		if (!shares_cache(g))
-			pg_atomic_fetch_add_u64(&g->sh->cache_misses, 1);
+		pg_atomic_fetch_add_u64(&g->sh->cache_misses, 1);
 		frames[i] = f;
 		track_pin(g, which, f);
 		rd[nread] = f;
@@ -757,6 +742,14 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 	int			waits = 0;
 	int			i;
 
+	if (g->gs->direct)
+	{
+		gbc_pin(g, which, pagenos, n, frames);
+		pfree(rd);
+		pfree(rdpages);
+		pfree(bufs);
+		return;
+	}
 	for (i = 0; i < n; i++)
 		frames[i] = -1;
 	for (;;)
@@ -819,10 +812,7 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 		{
 			PG_TRY();
 			{
-				if (shares_cache(g))
-					hi_cache_copy_pages(g->idx, rdpages, nread, bufs);
-				else
-					hi_store_read(g->sh, rdpages, nread, bufs);
+				hi_store_read(g->sh, rdpages, nread, bufs);
 			}
 			PG_CATCH();
 			{
@@ -864,28 +854,16 @@ gbuf_shares_cache(Grid *g)
 }
 
 /*
- * Read ahead (kNN's prefetch, Algorithm 7 line 17) when the buffer reads
- * through the shared page cache: the pages neither this buffer nor the
- * cache holds are read in batches into the cache and nothing is pinned,
- * so the caller takes their entries only if it gets to them.  Warm, it
- * costs a lookup per page.
+ * Read ahead (kNN's prefetch, Algorithm 7 line 17) for an index in the
+ * shared page cache: the pages it lacks are read in batches and nothing is
+ * pinned, so the caller takes their entries only if it gets to them.
+ * Warm, it costs a lookup per page.
  */
 void
 gbuf_prefetch(Grid *g, int which, const uint32 *pagenos, int n)
 {
-	GridBuf    *b = buf_of(g, which);
-	uint32	   *need = palloc(sizeof(uint32) * Max(n, 1));
-	int			nneed = 0;
-	int			i;
-
 	Assert(shares_cache(g));
-	LWLockAcquire(&g->gs->buf_lock, LW_SHARED);
-	for (i = 0; i < n; i++)
-		if (hash_lookup(b, descs_of(b), hash_of(b), pagenos[i]) < 0)
-			need[nneed++] = pagenos[i];
-	LWLockRelease(&g->gs->buf_lock);
-	hi_cache_prefetch(g->idx, need, nneed);
-	pfree(need);
+	hi_cache_prefetch(g->idx, pagenos, n);
 }
 
 /* A zeroed, pinned, dirty page for a new logical page id */
@@ -897,6 +875,8 @@ gbuf_new(Grid *g, int which, uint32 pageno, uint16 level, uint16 flags)
 	int			f;
 	HiPageHeader *ph;
 
+	if (g->gs->direct)
+		return gbc_new(g, pageno, level, flags);
 	for (;;)
 	{
 		GridBufDesc *d;
@@ -945,6 +925,8 @@ gbuf_new(Grid *g, int which, uint32 pageno, uint16 level, uint16 flags)
 char *
 gbuf_page(Grid *g, int which, int frame)
 {
+	if (g->gs->direct)
+		return hi_frame_data(frame);
 	return frame_data(g->gs, buf_of(g, which), frame);
 }
 
@@ -953,6 +935,11 @@ gbuf_dirty(Grid *g, int which, int frame)
 {
 	GridBuf    *b = buf_of(g, which);
 
+	if (g->gs->direct)
+	{
+		gbc_dirty(g, frame);
+		return;
+	}
 	hi_change_touched(g->sh);
 	LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
 	descs_of(b)[frame].flags |= GB_DIRTY;
@@ -965,6 +952,11 @@ gbuf_unpin(Grid *g, int which, int frame)
 	GridBuf    *b = buf_of(g, which);
 	GridBufDesc *d;
 
+	if (g->gs->direct)
+	{
+		hi_frame_release(frame);
+		return;
+	}
 	LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
 	d = descs_of(b);
 	Assert(d[frame].pins > 0);
@@ -982,6 +974,11 @@ gbuf_drop(Grid *g, int which, uint32 pageno)
 	int32	   *h;
 	int			f;
 
+	if (g->gs->direct)
+	{
+		gbc_drop(g, pageno);
+		return;
+	}
 	LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
 	d = descs_of(b);
 	h = hash_of(b);
@@ -1006,6 +1003,9 @@ gbuf_flush_all(Grid *g)
 {
 	int			which;
 
+	/* the cache's dirty frames are the caller's (src_flush_all) */
+	if (g->gs->direct)
+		return;
 	for (which = 0; which < 2; which++)
 	{
 		GridBuf    *b = buf_of(g, which);
@@ -1035,15 +1035,18 @@ gbuf_flush_all(Grid *g)
 /*
  * Pages one batched read of this buffer may pin: the grid's batch size
  * for buckets (the thesis' LBB), never more than half the HLRU, so that
- * concurrent batches always find frames.
+ * concurrent batches always find frames; in the shared page cache, never
+ * more than the cache lets one batch pin either.
  */
 int
 gbuf_batch_limit(Grid *g, int which)
 {
 	GridBuf    *b = buf_of(g, which);
-	int			half = Max(b->hot_cap / 2, 1);
+	int			limit = Max(b->hot_cap / 2, 1);
 
 	if (which == GRID_BUF_BUCKET && g->batch_pages > 0)
-		return Min(g->batch_pages, half);
-	return half;
+		limit = Min(g->batch_pages, limit);
+	if (g->gs->direct)
+		limit = Min(limit, hi_cache_batch_limit(g->idx));
+	return limit;
 }

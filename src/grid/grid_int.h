@@ -22,6 +22,13 @@ typedef struct GridItem
 	float4		reach[2];
 } GridItem;
 
+/* ---- pages straight from the shared page cache (grid_buffer_cache.c) ---- */
+
+extern void gbc_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames);
+extern int	gbc_new(Grid *g, uint32 pageno, uint16 level, uint16 flags);
+extern void gbc_dirty(Grid *g, int frame);
+extern void gbc_drop(Grid *g, uint32 pageno);
+
 /* ---- bulk load (grid_build.c, grid_build_spill.c) ---- */
 
 #define GRID_BUILD_FILL_PCT 75

@@ -272,13 +272,11 @@ make_handle(HiIndex *idx, GridShared *gs, const GridSettings *set)
 
 /*
  * A fresh GridShared with empty buffers sized by the settings.  npages: the
- * pages of an index being loaded, 0 for a build.  An index loaded with the
- * page cache below its buffers (no buffer_size of its own) gets buffers of
- * at most twice its pages (64 at least): the frames' descriptors and hash
- * are allocated whole, and a 64 MB H-Grid buffer made every partition of a
- * thousand hold 200 kB of them; a page such a buffer lets go stays in the
- * page cache.  With buffer_size (the thesis' memory model) the size is
- * kept exactly.
+ * pages of an index being loaded, 0 for a build.  An index without a
+ * buffer_size of its own has no buffers: it pins the shared page cache's
+ * frames directly (grid_buffer_cache.c), and the sizes (at most twice its
+ * pages, 64 at least) only bound its batches.  With buffer_size (the
+ * thesis' memory model) the buffers are allocated and sized exactly.
  */
 static dsa_pointer
 new_state(HiIndex *idx, const GridSettings *set, int mode, int capacity,
@@ -310,6 +308,7 @@ new_state(HiIndex *idx, const GridSettings *set, int mode, int capacity,
 	gs->nulls = gs->odd = HI_INVALID_PAGE;
 	gs->applied_lsn = idx->sh->meta.ckpt_lsn;
 	LWLockInitialize(&gs->buf_lock, hi_shared->tranche_id);
+	gs->direct = idx->sh->budget_frames == 0;
 	g = make_handle(idx, gs, set);
 	gbuf_init(g, GRID_BUF_DIR, dir_hot, set->cold_pages);
 	gbuf_init(g, GRID_BUF_BUCKET, bucket_hot, set->cold_pages);
