@@ -36,27 +36,9 @@
 
 #include "cache/page_cache.h"
 #include "grid/grid.h"
+#include "grid/grid_buffer_int.h"
 #include "grid/grid_int.h"
 #include "storage/storage.h"
-
-#define GB_VALID	0x01
-#define GB_DIRTY	0x02
-#define GB_READING	0x04
-
-#define GB_FREE		0
-#define GB_HOT		1
-#define GB_COLD		2
-
-typedef struct GridBufDesc
-{
-	uint32		pageno;
-	uint16		flags;
-	uint8		list;
-	uint8		pad;
-	int32		pins;
-	int32		prev;
-	int32		next;
-} GridBufDesc;
 
 /* backend-local record of pins, for release at abort */
 typedef struct LocalPin
@@ -80,226 +62,6 @@ static inline bool
 shares_cache(Grid *g)
 {
 	return g->gs->direct;
-}
-
-static inline GridBuf *
-buf_of(Grid *g, int which)
-{
-	return &g->gs->buf[which];
-}
-
-static inline GridBufDesc *
-descs_of(GridBuf *b)
-{
-	return (GridBufDesc *) dsa_get_address(hi_dsa(), b->descs);
-}
-
-static inline int32 *
-hash_of(GridBuf *b)
-{
-	return (int32 *) dsa_get_address(hi_dsa(), b->hash);
-}
-
-/*
- * Frame pages live in chunks allocated when a frame of theirs is first
- * used, so that a large buffer_size costs memory only as the index's pages
- * fill it (a small index never takes all of it).  Frames are taken in
- * order (the free list starts at frame 0), and the chunks grow: 1, 2, 4,
- * ... 64 frames, then 64 each.  A partition of a few pages so holds a few
- * pages' worth per buffer, not 64 (a megabyte per index at 8 kB pages, a
- * gigabyte of dynamic shared memory for 1,000 partitions queried once).
- */
-#define GB_CHUNK_FRAMES 64
-#define GB_CHUNK_GEOM	6		/* chunks 0..5 hold 1..32 frames */
-#define GB_GEOM_FRAMES	((1 << GB_CHUNK_GEOM) - 1)	/* frames in chunks 0..5 */
-
-static inline int
-chunk_no(int f)
-{
-	if (f < GB_GEOM_FRAMES)
-		return pg_leftmost_one_pos32((uint32) f + 1);
-	return GB_CHUNK_GEOM + (f - GB_GEOM_FRAMES) / GB_CHUNK_FRAMES;
-}
-
-static inline int
-chunk_first(int k)
-{
-	if (k < GB_CHUNK_GEOM)
-		return (1 << k) - 1;
-	return GB_GEOM_FRAMES + (k - GB_CHUNK_GEOM) * GB_CHUNK_FRAMES;
-}
-
-static inline int
-chunk_frames(int k)
-{
-	return k < GB_CHUNK_GEOM ? 1 << k : GB_CHUNK_FRAMES;
-}
-
-/* how many chunks nframes frames need */
-static inline int
-chunk_count(int nframes)
-{
-	return nframes > 0 ? chunk_no(nframes - 1) + 1 : 0;
-}
-
-static inline dsa_pointer *
-chunks_of(GridBuf *b)
-{
-	return (dsa_pointer *) dsa_get_address(hi_dsa(), b->chunks);
-}
-
-static inline char *
-frame_data(GridShared *gs, GridBuf *b, int f)
-{
-	int			k = chunk_no(f);
-	dsa_pointer c = chunks_of(b)[k];
-	char	   *base = (char *) TYPEALIGN(HI_IO_ALIGN, dsa_get_address(hi_dsa(), c));
-
-	return base + (Size) (f - chunk_first(k)) * gs->page_size;
-}
-
-/* Give frame f's chunk its memory before f is first used (buf_lock held) */
-static void
-ensure_chunk(GridShared *gs, GridBuf *b, int f)
-{
-	int			k = chunk_no(f);
-	dsa_pointer *c = chunks_of(b) + k;
-
-	if (!DsaPointerIsValid(*c))
-		*c = dsa_allocate_extended(hi_dsa(),
-								   (Size) chunk_frames(k) * gs->page_size + HI_IO_ALIGN,
-								   DSA_ALLOC_HUGE);
-}
-
-static inline uint32
-hash_home(GridBuf *b, uint32 pageno)
-{
-	return (pageno * 2654435761U) & (b->hash_cap - 1);
-}
-
-/* ---- hash: open addressing, linear probing, backward-shift deletion ---- */
-
-static int
-hash_lookup(GridBuf *b, GridBufDesc *d, int32 *h, uint32 pageno)
-{
-	uint32		i = hash_home(b, pageno);
-
-	while (h[i] >= 0)
-	{
-		if (d[h[i]].pageno == pageno)
-			return h[i];
-		i = (i + 1) & (b->hash_cap - 1);
-	}
-	return -1;
-}
-
-static void
-hash_insert(GridBuf *b, int32 *h, uint32 pageno, int f)
-{
-	uint32		i = hash_home(b, pageno);
-
-	while (h[i] >= 0)
-		i = (i + 1) & (b->hash_cap - 1);
-	h[i] = f;
-}
-
-static void
-hash_delete(GridBuf *b, GridBufDesc *d, int32 *h, uint32 pageno)
-{
-	uint32		mask = b->hash_cap - 1;
-	uint32		i = hash_home(b, pageno);
-	uint32		j;
-
-	while (h[i] >= 0 && d[h[i]].pageno != pageno)
-		i = (i + 1) & mask;
-	if (h[i] < 0)
-		return;
-	h[i] = -1;
-	j = i;
-	for (;;)
-	{
-		uint32		k;
-
-		j = (j + 1) & mask;
-		if (h[j] < 0)
-			break;
-		k = hash_home(b, d[h[j]].pageno);
-		/* move h[j] back to i unless its home lies cyclically in (i, j] */
-		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j))
-		{
-			h[i] = h[j];
-			h[j] = -1;
-			i = j;
-		}
-	}
-}
-
-/* ---- lists ---- */
-
-static void
-list_unlink(GridBuf *b, GridBufDesc *d, int f)
-{
-	GridBufDesc *x = &d[f];
-	int		   *head = x->list == GB_HOT ? &b->hot_head : &b->cold_head;
-	int		   *tail = x->list == GB_HOT ? &b->hot_tail : &b->cold_tail;
-
-	Assert(x->list == GB_HOT || x->list == GB_COLD);
-	if (x->prev >= 0)
-		d[x->prev].next = x->next;
-	else
-		*head = x->next;
-	if (x->next >= 0)
-		d[x->next].prev = x->prev;
-	else
-		*tail = x->prev;
-	if (x->list == GB_HOT)
-		b->nhot--;
-	else
-		b->ncold--;
-	x->list = GB_FREE;
-	x->prev = x->next = -1;
-}
-
-/* Put f at the MRU end of the hot or cold list */
-static void
-list_push(GridBuf *b, GridBufDesc *d, int f, int list)
-{
-	int		   *head = list == GB_HOT ? &b->hot_head : &b->cold_head;
-	int		   *tail = list == GB_HOT ? &b->hot_tail : &b->cold_tail;
-
-	d[f].list = list;
-	d[f].prev = -1;
-	d[f].next = *head;
-	if (*head >= 0)
-		d[*head].prev = f;
-	*head = f;
-	if (*tail < 0)
-		*tail = f;
-	if (list == GB_HOT)
-		b->nhot++;
-	else
-		b->ncold++;
-}
-
-static void
-free_push(GridBuf *b, GridBufDesc *d, int f)
-{
-	d[f].list = GB_FREE;
-	d[f].flags = 0;
-	d[f].pins = 0;
-	d[f].pageno = HI_INVALID_PAGE;
-	d[f].prev = -1;
-	d[f].next = b->free_head;
-	b->free_head = f;
-}
-
-/* A frame leaves its list and the hash and becomes free */
-static void
-forget_frame(GridBuf *b, GridBufDesc *d, int32 *h, int f)
-{
-	list_unlink(b, d, f);
-	hash_delete(b, d, h, d[f].pageno);
-	free_push(b, d, f);
 }
 
 /* ---- pins ---- */
@@ -403,7 +165,7 @@ gbuf_init(Grid *g, int which, int hot, int cold)
 	b->hot_head = b->hot_tail = b->cold_head = b->cold_tail = -1;
 	b->free_head = -1;
 	for (f = b->nframes - 1; f >= 0; f--)
-		free_push(b, d, f);
+		gbl_free_push(b, d, f);
 }
 
 void
@@ -427,207 +189,6 @@ gbuf_free(GridShared *gs, int which)
 		dsa_free(area, b->chunks);
 	}
 	b->descs = b->hash = b->chunks = InvalidDsaPointer;
-}
-
-/* ---- write-out ---- */
-
-/*
- * Write the given dirty frames into their tier files as one batch and
- * mark them clean.  The pages cannot change meanwhile: whoever writes them
- * holds buf_lock, and a change needs tree_lock exclusively.
- */
-static void
-write_frames(Grid *g, GridBuf *b, GridBufDesc *d, const int *frames, int n)
-{
-	char	  **pages;
-	int			i;
-
-	if (n == 0)
-		return;
-	pages = palloc(sizeof(char *) * n);
-	for (i = 0; i < n; i++)
-		pages[i] = frame_data(g->gs, b, frames[i]);
-	hi_store_write(g->sh, pages, n);
-	for (i = 0; i < n; i++)
-		d[frames[i]].flags &= ~GB_DIRTY;
-	b->st.pages_flushed += n;
-	pfree(pages);
-}
-
-/* Algorithm 5, lines 4-7: write the whole CLRU in one batch */
-static void
-flush_cold(Grid *g, GridBuf *b, GridBufDesc *d)
-{
-	int		   *frames = palloc(sizeof(int) * Max(b->ncold, 1));
-	int			n = 0;
-	int			f;
-
-	for (f = b->cold_head; f >= 0; f = d[f].next)
-		if (d[f].flags & GB_DIRTY)
-			frames[n++] = f;
-	write_frames(g, b, d, frames, n);
-	b->st.cold_flushes++;
-	pfree(frames);
-}
-
-/*
- * Flush the CLRU for a frame.  A reader on a full disk gets the error back
- * instead (the pages stay dirty and cached) and takes a clean frame: reads
- * keep working on a full disk, and so does loading an index (replaying its
- * log).  A change (tree_lock held exclusively) fails with it, rather than
- * fill the buffer with dirty pages that reads could not evict.
- */
-static ErrorData *
-flush_cold_for_frame(Grid *g, GridBuf *b, GridBufDesc *d)
-{
-	MemoryContext cxt = CurrentMemoryContext;
-	uint32		holdoff = InterruptHoldoffCount;
-	ErrorData  *full = NULL;
-
-	if (!hi_replaying && LWLockHeldByMeInMode(&g->sh->tree_lock, LW_EXCLUSIVE))
-	{
-		flush_cold(g, b, d);
-		return NULL;
-	}
-	PG_TRY();
-	{
-		flush_cold(g, b, d);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode != ERRCODE_DISK_FULL)
-			PG_RE_THROW();
-		hi_error_handled(holdoff);
-		full = edata;
-	}
-	PG_END_TRY();
-	return full;
-}
-
-/*
- * Free the least recently used clean, unpinned frame (hot list first, so
- * that the lists keep their sizes); re-raise full if there is none.
- */
-static void
-drop_clean(GridBuf *b, GridBufDesc *d, int32 *h, ErrorData *full)
-{
-	int			lists[2] = {b->hot_tail, b->cold_tail};
-	int			i;
-
-	for (i = 0; i < 2; i++)
-	{
-		int			f;
-
-		for (f = lists[i]; f >= 0; f = d[f].prev)
-			if (d[f].pins == 0 && d[f].flags == GB_VALID)
-			{
-				forget_frame(b, d, h, f);
-				FreeErrorData(full);
-				return;
-			}
-	}
-	ReThrowError(full);
-}
-
-/*
- * Algorithm 5: make room in a full HLRU.  The least recently used unpinned
- * page leaves it: a clean one is dropped, a dirty one moves to the CLRU,
- * which is first flushed as a batch and its least recently used (now
- * clean) page dropped if it is full.  False if every hot page is pinned.
- */
-static bool
-evict_one(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
-{
-	int			v;
-	ErrorData  *full;
-
-	for (v = b->hot_tail; v >= 0; v = d[v].prev)
-		if (d[v].pins == 0 && !(d[v].flags & GB_READING))
-			break;
-	if (v < 0)
-		return false;
-	b->st.evictions++;
-	if (!(d[v].flags & GB_DIRTY))
-	{
-		forget_frame(b, d, h, v);
-		return true;
-	}
-	if (b->ncold >= b->cold_cap)
-	{
-		int			cp = b->cold_tail;
-
-		if ((d[cp].flags & GB_DIRTY) && (full = flush_cold_for_frame(g, b, d)) != NULL)
-		{
-			drop_clean(b, d, h, full);
-			return true;
-		}
-		/* CLRU pages are never pinned (pinning moves them to the HLRU) */
-		Assert(d[cp].pins == 0);
-		forget_frame(b, d, h, cp);
-	}
-	list_unlink(b, d, v);
-	list_push(b, d, v, GB_COLD);
-	return true;
-}
-
-/* A free frame, evicting if the HLRU is full; -1 if all are pinned */
-static int
-get_frame(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h)
-{
-	int			f;
-
-	if (b->nhot >= b->hot_cap && !evict_one(g, b, d, h))
-		return -1;
-	if (b->free_head < 0)
-	{
-		/* hot below capacity: the CLRU holds the rest, drop a clean one */
-		for (f = b->cold_tail; f >= 0; f = d[f].prev)
-			if (!(d[f].flags & GB_DIRTY))
-				break;
-		if (f >= 0)
-		{
-			forget_frame(b, d, h, f);
-		}
-		else if (b->cold_tail >= 0)
-		{
-			ErrorData  *full = flush_cold_for_frame(g, b, d);
-
-			if (full)
-				drop_clean(b, d, h, full);
-			else
-			{
-				f = b->cold_tail;
-				forget_frame(b, d, h, f);
-			}
-		}
-		if (b->free_head < 0)
-			return -1;
-	}
-	f = b->free_head;
-	ensure_chunk(g->gs, b, f);
-	b->free_head = d[f].next;
-	d[f].next = -1;
-	return f;
-}
-
-/* Algorithm 4, lines 1-11: a page found in the buffer becomes MRU of HLRU */
-static void
-touch(Grid *g, GridBuf *b, GridBufDesc *d, int32 *h, int f)
-{
-	if (d[f].list == GB_HOT)
-	{
-		list_unlink(b, d, f);
-		list_push(b, d, f, GB_HOT);
-		return;
-	}
-	list_unlink(b, d, f);
-	if (b->nhot >= b->hot_cap)
-		(void) evict_one(g, b, d, h);	/* f is pinned: not a victim */
-	list_push(b, d, f, GB_HOT);
 }
 
 static void
@@ -663,7 +224,7 @@ claim_frames(Grid *g, GridBuf *b, int which, const uint32 *pagenos, int n,
 
 		if (frames[i] >= 0)
 			continue;
-		f = hash_lookup(b, d, h, pagenos[i]);
+		f = gbl_hash_lookup(b, d, h, pagenos[i]);
 		if (f >= 0)
 		{
 			if (d[f].flags & GB_READING)
@@ -673,7 +234,7 @@ claim_frames(Grid *g, GridBuf *b, int which, const uint32 *pagenos, int n,
 				continue;
 			}
 			d[f].pins++;
-			touch(g, b, d, h, f);
+			gbl_touch(g, b, d, h, f);
 			b->st.hits++;
 			pg_atomic_fetch_add_u64(&g->sh->cache_hits, 1);
 			pgBufferUsage.shared_blks_hit++;
@@ -681,7 +242,7 @@ claim_frames(Grid *g, GridBuf *b, int which, const uint32 *pagenos, int n,
 			track_pin(g, which, f);
 			continue;
 		}
-		f = get_frame(g, b, d, h);
+		f = gbl_get_frame(g, b, d, h);
 		if (f < 0)
 		{
 			*no_frame = true;
@@ -690,8 +251,8 @@ claim_frames(Grid *g, GridBuf *b, int which, const uint32 *pagenos, int n,
 		d[f].pageno = pagenos[i];
 		d[f].flags = GB_READING;
 		d[f].pins = 1;
-		hash_insert(b, h, pagenos[i], f);
-		list_push(b, d, f, GB_HOT);
+		gbl_hash_insert(b, h, pagenos[i], f);
+		gbl_list_push(b, d, f, GB_HOT);
 		b->st.misses++;
 		pg_atomic_fetch_add_u64(&g->sh->cache_misses, 1);
 		frames[i] = f;
@@ -722,7 +283,7 @@ forget_claims(Grid *g, GridBuf *b, int which, int *frames, int n)
 
 		if (f < 0 || !(d[f].flags & GB_READING))
 			continue;
-		forget_frame(b, d, h, f);
+		gbl_forget_frame(b, d, h, f);
 		untrack_pin(g, which, f);
 		frames[i] = -1;
 	}
@@ -795,7 +356,7 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 					ours = rd[k] == f;
 				if (ours)
 				{
-					forget_frame(b, d, h, f);
+					gbl_forget_frame(b, d, h, f);
 				}
 				else
 					d[f].pins--;
@@ -822,7 +383,7 @@ gbuf_pin(Grid *g, int which, const uint32 *pagenos, int n, int *frames)
 				h = hash_of(b);
 				for (i = 0; i < nread; i++)
 				{
-					forget_frame(b, d, h, rd[i]);
+					gbl_forget_frame(b, d, h, rd[i]);
 					untrack_pin(g, which, rd[i]);
 				}
 				hi_lwlock_release_cleanup(&g->gs->buf_lock);
@@ -885,22 +446,22 @@ gbuf_new(Grid *g, int which, uint32 pageno, uint16 level, uint16 flags)
 		LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
 		d = descs_of(b);
 		h = hash_of(b);
-		f = hash_lookup(b, d, h, pageno);
+		f = gbl_hash_lookup(b, d, h, pageno);
 		if (f >= 0)
 		{
 			/* a stale copy of a freed page id: reuse its frame */
 			d[f].pins++;
-			touch(g, b, d, h, f);
+			gbl_touch(g, b, d, h, f);
 		}
 		else
 		{
-			f = get_frame(g, b, d, h);
+			f = gbl_get_frame(g, b, d, h);
 			if (f >= 0)
 			{
 				d[f].pageno = pageno;
 				d[f].pins = 1;
-				hash_insert(b, h, pageno, f);
-				list_push(b, d, f, GB_HOT);
+				gbl_hash_insert(b, h, pageno, f);
+				gbl_list_push(b, d, f, GB_HOT);
 			}
 		}
 		if (f >= 0)
@@ -982,7 +543,7 @@ gbuf_drop(Grid *g, int which, uint32 pageno)
 	LWLockAcquire(&g->gs->buf_lock, LW_EXCLUSIVE);
 	d = descs_of(b);
 	h = hash_of(b);
-	f = hash_lookup(b, d, h, pageno);
+	f = gbl_hash_lookup(b, d, h, pageno);
 	if (f >= 0)
 	{
 		if (d[f].pins > 0)
@@ -990,9 +551,9 @@ gbuf_drop(Grid *g, int which, uint32 pageno)
 			LWLockRelease(&g->gs->buf_lock);
 			elog(ERROR, "grid page %u is freed while pinned", pageno);
 		}
-		list_unlink(b, d, f);
-		hash_delete(b, d, h, pageno);
-		free_push(b, d, f);
+		gbl_list_unlink(b, d, f);
+		gbl_hash_delete(b, d, h, pageno);
+		gbl_free_push(b, d, f);
 	}
 	LWLockRelease(&g->gs->buf_lock);
 }
@@ -1021,7 +582,7 @@ gbuf_flush_all(Grid *g)
 				frames[n++] = f;
 		PG_TRY();
 		{
-			write_frames(g, b, d, frames, n);
+			gbl_write_frames(g, b, d, frames, n);
 		}
 		PG_FINALLY();
 		{
