@@ -296,6 +296,8 @@ typedef struct HiIndexShared
 	bool		log_fresh;		/* the log file was created empty by this
 								 * build and nothing was appended since
 								 * (protected by log_lock) */
+	bool		log_missing;	/* no log file yet: a build makes none, the
+								 * first append does (hi_log_fd) */
 
 	HiTierCounters tiers[HI_NUM_TIERS];
 	pg_atomic_uint64 cache_hits;

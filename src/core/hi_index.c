@@ -150,7 +150,7 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 	set_budget(sh, index, sh->meta.page_size);
 	hi_slot_configure(sh, index);
 	/* a restored copy of the main fork holds zeros: sparse again */
-	hi_files_report_size(sh, true);
+	hi_files_report_size_at_load(sh);
 	sh->log_base = sh->meta.ckpt_lsn;
 	sh->log_insert = sh->log_flushed = sh->log_base;
 	idx = make_handle(index, sh);
@@ -251,6 +251,7 @@ hi_index_unload(HiIndexShared *sh)
 	sh->log_base = sh->log_insert = sh->log_flushed = 0;
 	sh->confirm_redo = sh->synced_upto = 0;
 	sh->log_fresh = false;
+	sh->log_missing = false;
 	pg_atomic_fetch_add_u64(&sh->split_count, 1);
 }
 

@@ -184,6 +184,7 @@ hi_slot_reset_state(HiIndexShared *sh)
 	sh->log_base = sh->log_insert = sh->log_flushed = 0;
 	sh->confirm_redo = sh->synced_upto = 0;
 	sh->log_fresh = false;
+	sh->log_missing = false;
 	pg_atomic_write_u64(&sh->split_count, 0);
 	pg_atomic_write_u64(&sh->checkpoints, 0);
 	hi_stats_reset(sh);

@@ -332,7 +332,7 @@ hi_log_size(HiIndexShared *sh)
 void
 hi_log_reset(HiIndexShared *sh, uint64 base)
 {
-	int			fd = hi_log_fd(sh);
+	int			fd;
 	Size		tail;
 	char	   *buf = NULL;
 	bool		ok;
@@ -341,14 +341,21 @@ hi_log_reset(HiIndexShared *sh, uint64 base)
 	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
 	Assert(sh->log_insert >= base && base >= sh->log_base);
 	tail = (Size) (sh->log_insert - base);
-	if (sh->log_fresh && sh->log_insert == sh->log_base)
+	if ((sh->log_fresh || sh->log_missing) && sh->log_insert == sh->log_base)
 	{
-		/* a build's new, empty log: nothing to cut, nothing to sync */
+		/* a build's new, empty log, or none: nothing to cut or sync */
 		sh->log_base = sh->log_insert = sh->log_flushed = base;
 		LWLockRelease(&sh->log_lock);
 		LWLockRelease(&sh->flush_lock);
 		return;
 	}
+	LWLockRelease(&sh->log_lock);
+	LWLockRelease(&sh->flush_lock);
+	fd = hi_log_fd(sh);
+	LWLockAcquire(&sh->flush_lock, LW_EXCLUSIVE);
+	LWLockAcquire(&sh->log_lock, LW_EXCLUSIVE);
+	Assert(sh->log_insert >= base && base >= sh->log_base);
+	tail = (Size) (sh->log_insert - base);
 	if (tail > 0)
 	{
 		buf = palloc(tail);
@@ -506,6 +513,8 @@ hi_log_replay(HiIndex *idx, hi_log_apply_fn apply, bool live)
 	uint64		applied = 0;
 	bool		standby = RecoveryInProgress();
 
+	/* no file: an index built since its last append, never appended to */
+	sh->log_missing = buf == NULL;
 	if (buf != NULL)
 	{
 		HTAB	   *committed = committed_xids(sh, buf, len, &off);

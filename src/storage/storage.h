@@ -125,6 +125,7 @@ extern void hi_files_release_and_remove(Oid dboid, Oid flashspc, Oid relnumber);
 
 /* storage/tier_size.c: the main fork as long as the files (sizes for DBAs) */
 extern void hi_files_report_size(HiIndexShared *sh, bool resparsify);
+extern void hi_files_report_size_at_load(HiIndexShared *sh);
 extern void hi_files_clear_reported_size(Oid spcoid, Oid dboid, Oid relnumber);
 /* tier_files.c: what a transaction's end does with a set */
 extern void hi_files_end_removals(bool deferred_start);

@@ -301,6 +301,38 @@ fd_in_memory(int fd)
 }
 
 /*
+ * The same, remembered per tablespace for this backend (a tablespace's
+ * files share its file system): opening 1,000 partitions' files asked the
+ * kernel 2,000 times.
+ */
+#define HI_FS_KINDS 8
+static struct
+{
+	Oid			spcoid;
+	bool		in_memory;
+}			fs_kinds[HI_FS_KINDS];
+static int	nfs_kinds = 0;
+
+static bool
+tablespace_in_memory(Oid spcoid, int fd)
+{
+	bool		mem;
+	int			i;
+
+	for (i = 0; i < nfs_kinds; i++)
+		if (fs_kinds[i].spcoid == spcoid)
+			return fs_kinds[i].in_memory;
+	mem = fd_in_memory(fd);
+	if (nfs_kinds < HI_FS_KINDS)
+	{
+		fs_kinds[nfs_kinds].spcoid = spcoid;
+		fs_kinds[nfs_kinds].in_memory = mem;
+		nfs_kinds++;
+	}
+	return mem;
+}
+
+/*
  * Open (and with create, create or truncate) the data file of a tier.
  * Buffered by default: the OS page cache is then a second cache below ours,
  * as it is below shared buffers, so that a restarted server or an index
@@ -341,7 +373,7 @@ hi_file_open(HiIndexShared *sh, int tier, bool create)
 	close_local(l, tier);
 	l->fd[tier] = fd;
 	count_opened(l);
-	l->in_memory[tier] = fd_in_memory(fd);
+	l->in_memory[tier] = tablespace_in_memory(sh->spcoid[tier], fd);
 	pfree(path);
 	return fd;
 }
@@ -367,6 +399,7 @@ hi_log_fd(HiIndexShared *sh)
 	{
 		char	   *path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
 										sh->spcoid[HI_TIER_FLASH], sh->relnumber, "log");
+		bool		missing = sh->log_missing;
 		int			fd;
 
 		make_room(l);
@@ -375,6 +408,18 @@ hi_log_fd(HiIndexShared *sh)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not open index log \"%s\": %m", path)));
+
+		/*
+		 * The first append makes the log (a build makes none: a file
+		 * created per index was a third of CREATE INDEX on a parent of
+		 * 1,000 partitions).  Its directory entry is durable before any
+		 * record is: whoever opens it while it may be new syncs it.
+		 */
+		if (missing && !RecoveryInProgress())
+		{
+			hi_fsync_dir_of(path);
+			sh->log_missing = false;
+		}
 		l->fd[HI_FD_LOG] = fd;
 		count_opened(l);
 		pfree(path);
@@ -583,16 +628,22 @@ hi_files_create(HiIndexShared *sh)
 	}
 	logpath = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
 						   sh->spcoid[HI_TIER_FLASH], sh->relnumber, "log");
-	/* a new file is empty for good; a leftover truncated here is not yet */
-	fd = open(logpath, O_RDWR | O_CREAT | O_EXCL | PG_BINARY, pg_file_create_mode);
-	sh->log_fresh = fd >= 0;
-	if (fd < 0 && errno == EEXIST)
-		fd = open(logpath, O_RDWR | O_TRUNC | PG_BINARY, 0);
-	if (fd < 0)
+
+	/*
+	 * No log file: the first append makes it (hi_log_fd).  A missing log
+	 * is an empty one for every reader.  A leftover (TRUNCATE rebuilding
+	 * an index created in the same transaction) is emptied here, not yet
+	 * durably.
+	 */
+	fd = open(logpath, O_RDWR | O_TRUNC | PG_BINARY, 0);
+	if (fd < 0 && errno != ENOENT)
 		ereport(ERROR,
 				(errcode_for_file_access(),
-				 errmsg("could not create index log \"%s\": %m", logpath)));
-	close(fd);
+				 errmsg("could not empty index log \"%s\": %m", logpath)));
+	sh->log_fresh = fd < 0;
+	sh->log_missing = fd < 0;
+	if (fd >= 0)
+		close(fd);
 	pfree(logpath);
 }
 

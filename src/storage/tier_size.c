@@ -176,3 +176,28 @@ hi_files_clear_reported_size(Oid spcoid, Oid dboid, Oid relnumber)
 	}
 	pfree(base);
 }
+
+/*
+ * At load: a main fork that holds blocks is a copy (a base backup, a
+ * pg_upgrade copy) that wrote its zeros out, and is made sparse and as long
+ * as the files again.  One that holds none has the length the last index
+ * checkpoint or build gave it, and the files have not changed since unless
+ * the log holds records (whose replay ends in a checkpoint, which reports
+ * it): one stat instead of eight system calls per index, the first query
+ * over a thousand partitions after a restart paid them all.
+ */
+void
+hi_files_report_size_at_load(HiIndexShared *sh)
+{
+	char	   *base;
+	struct stat st;
+	bool		sparse;
+
+	if (!sh->wal_logged)
+		return;
+	base = hi_relpath_main(sh->spcoid[HI_TIER_FLASH], sh->dboid, sh->relnumber);
+	sparse = stat(base, &st) == 0 && st.st_blocks == 0 && st.st_size > 0;
+	pfree(base);
+	if (!sparse)
+		hi_files_report_size(sh, true);
+}
