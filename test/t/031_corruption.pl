@@ -262,7 +262,8 @@ sub log_workload
 	my $base = 1_000_000 * $round;
 	S("SELECT hybrid_index_checkpoint('t_idx')");
 	my $f = files_of('t_idx');
-	is(-s $f->{log}, 0, "(d$round) the log is empty after the checkpoint");
+	# (a build makes no log file: none counts as empty)
+	is((-s $f->{log}) || 0, 0, "(d$round) the log is empty after the checkpoint");
 	S("INSERT INTO t SELECT $base + i, ST_MakePoint(random() * 1000, random() * 1000) FROM generate_series(1, 300) i");
 	# crash recovery then starts after the first transaction's WAL
 	S('CHECKPOINT') if $checkpoint_between;
