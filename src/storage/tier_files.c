@@ -48,7 +48,7 @@
 
 #include "base/hi_base.h"
 #include "storage/storage.h"
-#include "storage/storage.h"
+#include "storage/tier_int.h"
 
 #define HI_FD_KINDS 3			/* flash, optane, log */
 #define HI_FD_LOG	2
@@ -654,11 +654,9 @@ hi_files_forget(HiIndexShared *sh)
 	close_all_local(local_fds_for(sh));
 }
 
-typedef void (*hi_dir_fn) (const char *dir, Oid spcoid, void *arg);
-
-/* Call fn for the directory of the current database in every tablespace */
-static void
-foreach_db_dir(Oid dboid, hi_dir_fn fn, void *arg)
+/* Call fn for the directory of the database in every tablespace */
+void
+hi_foreach_db_dir(Oid dboid, hi_dir_fn fn, void *arg)
 {
 	char	   *dbpath = GetDatabasePath(dboid, DEFAULTTABLESPACE_OID);
 	char	   *dir = psprintf("%s/%s", DataDir, dbpath);
@@ -685,84 +683,6 @@ foreach_db_dir(Oid dboid, hi_dir_fn fn, void *arg)
 		pfree(dbpath);
 	}
 	FreeDir(tsdir);
-}
-
-typedef struct UnlinkArg
-{
-	Oid			flashspc;
-	Oid			relnumber;
-} UnlinkArg;
-
-/*
- * Every name a file of a set can have: the tier files, the log, the map
- * and its temporary (hi_durable_write_file), the pending pages a copy's
- * WAL replay parks, the stale marker.  Unlinked by name, so that removing
- * one set costs the same however many files the directory holds.
- */
-static const char *const set_suffixes[] = {
-	"flash", "optane", "log", "map", "map.tmp", "pending", "stale", "stale.tmp"
-};
-
-/*
- * Directories whose removals still need an fsync: the end of a transaction
- * that drops many indexes (a partitioned table's) syncs each directory
- * once, after all its removals, rather than once per index.
- */
-static bool defer_dir_sync = false;
-static List *dirs_to_sync = NIL;
-
-static void
-sync_dir_of_removal(const char *dir)
-{
-	ListCell   *lc;
-	MemoryContext old;
-
-	if (!defer_dir_sync)
-	{
-		fsync_fname_ext(dir, true, true, LOG);
-		return;
-	}
-	foreach(lc, dirs_to_sync)
-		if (strcmp((char *) lfirst(lc), dir) == 0)
-			return;
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	dirs_to_sync = lappend(dirs_to_sync, pstrdup(dir));
-	MemoryContextSwitchTo(old);
-}
-
-static void
-unlink_set_in_dir(const char *dir, Oid spcoid, void *arg)
-{
-	UnlinkArg  *ua = (UnlinkArg *) arg;
-	bool		removed = false;
-	int			i;
-
-	for (i = 0; i < lengthof(set_suffixes); i++)
-	{
-		char	   *path = psprintf("%s/hyb_%u_%u.%s", dir, ua->flashspc, ua->relnumber,
-									set_suffixes[i]);
-
-		if (unlink(path) == 0)
-			removed = true;
-		else if (errno != ENOENT)
-			ereport(WARNING,
-					(errcode_for_file_access(),
-					 errmsg("could not remove index file \"%s\": %m", path)));
-		pfree(path);
-	}
-	if (removed)
-		sync_dir_of_removal(dir);
-}
-
-/* Unlink a relfilenode's files in every tablespace (also in WAL redo) */
-void
-hi_files_remove_set(Oid dboid, Oid flashspc, Oid relnumber)
-{
-	UnlinkArg	ua;
-
-	ua.flashspc = flashspc;
-	ua.relnumber = relnumber;
-	foreach_db_dir(dboid, unlink_set_in_dir, &ua);
 }
 
 /* Forget a relfilenode's cached state, then unlink its files */
@@ -887,12 +807,13 @@ hi_files_schedule_old_removal(Oid indexoid, Oid keep_flashspc, Oid keep_relnumbe
 	oa.indexoid = indexoid;
 	oa.keep_flashspc = keep_flashspc;
 	oa.keep_relnumber = keep_relnumber;
-	foreach_db_dir(MyDatabaseId, find_old_sets_in_dir, &oa);
+	hi_foreach_db_dir(MyDatabaseId, find_old_sets_in_dir, &oa);
 }
 
 /*
- * The end of a transaction's removals: the build it may have been watching
- * stopped, and the directories of the removals are synced once each.
+ * The start (deferred_start) and end of a transaction's removals: the
+ * build it may have been watching stopped; the sets are removed together
+ * at the end (tier_remove.c), each directory synced once.
  */
 void
 hi_files_end_removals(bool deferred_start)
@@ -900,18 +821,10 @@ hi_files_end_removals(bool deferred_start)
 	if (deferred_start)
 	{
 		watched = NULL;
-		defer_dir_sync = true;
+		hi_remove_batch_begin();
 		return;
 	}
-	defer_dir_sync = false;
-	while (dirs_to_sync != NIL)
-	{
-		char	   *dir = (char *) linitial(dirs_to_sync);
-
-		dirs_to_sync = list_delete_first(dirs_to_sync);
-		fsync_fname_ext(dir, true, true, LOG);
-		pfree(dir);
-	}
+	hi_remove_batch_end();
 }
 
 /* A build rolled back in the middle of its watch */
