@@ -97,7 +97,8 @@ SELECT sum((l->>'optane')::int) > 0 AS some_nodes_on_optane,
 FROM jsonb_array_elements(hybrid_index_inspect('ro_upper')->'levels') l;
 SELECT tier, pages > 0 AS has_pages FROM hybrid_index_stats('ro_upper') ORDER BY tier;
 -- the data files are in the database directory of each tier's tablespace,
--- map and log next to the flash data; all named hyb_<flash tablespace oid>_<relfilenode>.*
+-- map and log next to the flash data (the log once the index changes: none
+-- after a build); all named hyb_<flash tablespace oid>_<relfilenode>.*
 SELECT tier, count(*) AS files,
        bool_and(hit.file_dir_ok(path, CASE tier WHEN 'optane' THEN 'hi_regress_optane' END)) AS in_tier_dir,
        bool_and(hit.file_name_ok(path, 'ro_upper')) AS named_ok,
