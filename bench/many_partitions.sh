@@ -128,5 +128,6 @@ echo "Shared memory of hybrid_index (pg_shmem_allocations), fixed at start, what
 echo "indexes: the registry of slots (max_locks_per_transaction = $locks; the slots, their hash"
 echo "table and what the other layers keep per slot) $(mb "$reg"); everything else (the page cache"
 echo "of 256 MB, the DSA area's first segment, spill and score tables) $(mb "$rest"). A loaded index"
-echo "also holds its page table (and a grid its directory state and buffer frames) in the DSA area,"
-echo "in dynamic shared memory (table above); none once its slot is given back."
+echo "also holds its page table (and a grid its directory state; buffer frames only with a"
+echo "buffer_size of its own) in the DSA area, in dynamic shared memory (table above); none once its"
+echo "slot is given back."
