@@ -112,7 +112,8 @@ FROM hybrid_index_stats('fn_idx');
 -- hybrid_index_files: absolute paths of hyb_<flash tablespace oid>_<relfilenode>.* in
 -- the database directory; sizes match the files on disk. (Columns are
 -- renamed positionally so that only the signature test above depends on
--- their names.)
+-- their names.)  The fast tier's file is made by its first page: none here,
+-- so it is listed without a size.
 SELECT tier, bytes IS NOT NULL AS exists, bytes > 0 AS nonempty
 FROM hybrid_index_files('fn_idx') AS f(tier, path, bytes) ORDER BY tier;
 SELECT count(*) FILTER (WHERE tier = 'flash') = 1 AS one_flash_file,

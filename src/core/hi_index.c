@@ -589,9 +589,12 @@ write_checkpoint(HiIndex *idx)
 	for (t = 0; t < HI_NUM_TIERS && !sh->build_sync_deferred; t++)
 	{
 		int			rc;
+		int			fd = hi_file_open_existing(sh, t);
 
+		if (fd < 0)
+			continue;			/* a fast tier that received no page yet */
 		pgstat_report_wait_start(WAIT_EVENT_DATA_FILE_SYNC);
-		rc = pg_fdatasync(hi_file_open(sh, t, false));
+		rc = pg_fdatasync(fd);
 		pgstat_report_wait_end();
 		if (rc != 0)
 			ereport(data_sync_elevel(ERROR),

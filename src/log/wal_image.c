@@ -275,7 +275,9 @@ relog_files(HiWalImage *img)
 
 		if (!OidIsValid(sh->spcoid[t]))
 			continue;
-		fd = hi_file_open(sh, t, false);
+		fd = hi_file_open_existing(sh, t);
+		if (fd < 0)
+			continue;			/* no fast tier file: FIRST left the copy's empty */
 		if (fstat(fd, &st) != 0)
 			ereport(ERROR,
 					(errcode_for_file_access(),

@@ -850,6 +850,7 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 	char	   *path;
 	int			fd;
 	bool		ok;
+	bool		lazy;
 
 	if (!ensure_db_dir(dirspc, xl->id.dboid))
 	{
@@ -879,8 +880,15 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 		c->stale = false;
 		request_reload(c);
 	}
-	fd = open(path, O_RDWR | O_CREAT | PG_BINARY | ((xl->flags & HI_IMAGE_FIRST) ? O_TRUNC : 0),
-			  pg_file_create_mode);
+	/*
+	 * As on the primary, a fast tier beside the flash tier gets its file
+	 * from its first page (storage/tier_files.c): a record without bytes
+	 * (FIRST, LAST, a cut to nothing) leaves a missing one missing.
+	 */
+	lazy = xl->file == HI_IMAGE_OPTANE && xl->optspc == xl->id.spcoid &&
+		xl->len == 0 && !((xl->flags & HI_IMAGE_CUT) && xl->offset > 0);
+	fd = open(path, O_RDWR | (lazy ? 0 : O_CREAT) | PG_BINARY |
+			  ((xl->flags & HI_IMAGE_FIRST) ? O_TRUNC : 0), pg_file_create_mode);
 	ok = fd >= 0;
 	if (ok && (xl->flags & HI_IMAGE_CUT))
 		ok = ftruncate(fd, (off_t) xl->offset) == 0;
@@ -888,6 +896,8 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 		ok = pg_pwrite(fd, data, xl->len, (off_t) xl->offset) == (ssize_t) xl->len;
 	if (ok && (xl->flags & HI_IMAGE_LAST))
 		ok = pg_fsync(fd) == 0;
+	if (fd < 0 && lazy && errno == ENOENT)
+		ok = true;				/* nothing to empty, cut or sync */
 	if (fd >= 0)
 		close(fd);
 	if (!ok)

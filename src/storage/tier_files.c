@@ -175,11 +175,11 @@ hi_files_watch_written(HiIndexShared *sh, int tier, uint64 offset,
 void
 hi_file_truncate(HiIndexShared *sh, int tier, uint32 nslots)
 {
-	int			fd = hi_file_open(sh, tier, false);
+	int			fd = hi_file_open_existing(sh, tier);
 	off_t		len = (off_t) nslots * sh->meta.page_size;
 	struct stat st;
 
-	if (fstat(fd, &st) == 0 && st.st_size <= len)
+	if (fd < 0 || (fstat(fd, &st) == 0 && st.st_size <= len))
 		return;
 	if (ftruncate(fd, len) != 0)
 	{
@@ -343,20 +343,11 @@ tablespace_in_memory(Oid spcoid, int fd)
  * backend).  The choice is per file: a tmpfs fast tier must not take
  * O_DIRECT away from the flash tier of the same index.
  */
-int
-hi_file_open(HiIndexShared *sh, int tier, bool create)
+static int
+open_tier_file(const char *path, int flags)
 {
-	HiLocalFds *l = local_fds_for(sh);
-	int			flags;
 	int			fd;
-	char	   *path;
 
-	if (!create && l->fd[tier] >= 0)
-		return l->fd[tier];
-
-	make_room(l);
-	path = hi_slot_path(sh, tier);
-	flags = O_RDWR | PG_BINARY | (create ? O_CREAT | O_TRUNC : 0);
 	fd = open(path, flags | (hi_direct_io ? O_DIRECT : 0), pg_file_create_mode);
 	if (fd < 0 && errno == EINVAL && hi_direct_io)
 	{
@@ -366,6 +357,62 @@ hi_file_open(HiIndexShared *sh, int tier, bool create)
 		direct_io_logged = true;
 		fd = open(path, flags, pg_file_create_mode);
 	}
+	return fd;
+}
+
+/*
+ * A fast tier beside the flash tier (no optane_tablespace) gets its file
+ * from the first page written there: three of the four access methods
+ * place none there at build, and a file made per index was a fifth of
+ * CREATE INDEX on a parent of 1,000 partitions.  A missing one is empty to
+ * every reader.  Its directory entry is durable before a map points into
+ * it: the map's rename syncs that directory (hi_replace_file, or the
+ * deferred sync of a build, tier_defer.c).  A fast tier in a tablespace of
+ * its own is made at build, as the flash tier is, so that DROP TABLESPACE
+ * refuses to drop it while the index lives; one missing there is an error.
+ */
+static bool
+fast_tier_lazy(HiIndexShared *sh)
+{
+	return sh->spcoid[HI_TIER_OPTANE] == sh->spcoid[HI_TIER_FLASH];
+}
+
+static int
+open_fast_tier(HiIndexShared *sh, const char *path, bool make)
+{
+	int			fd = open_tier_file(path, O_RDWR | PG_BINARY);
+
+	if (fd >= 0 || errno != ENOENT || !make || !fast_tier_lazy(sh))
+		return fd;
+	fd = open_tier_file(path, O_RDWR | O_CREAT | PG_BINARY);
+	return fd;
+}
+
+static int
+file_open(HiIndexShared *sh, int tier, bool create, bool make_fast)
+{
+	HiLocalFds *l = local_fds_for(sh);
+	int			fd;
+	char	   *path;
+
+	if (!create && l->fd[tier] >= 0)
+		return l->fd[tier];
+
+	make_room(l);
+	path = hi_slot_path(sh, tier);
+	if (create)
+		fd = open_tier_file(path, O_RDWR | O_CREAT | O_TRUNC | PG_BINARY);
+	else if (tier == HI_TIER_OPTANE)
+	{
+		fd = open_fast_tier(sh, path, make_fast);
+		if (fd < 0 && errno == ENOENT && !make_fast && fast_tier_lazy(sh))
+		{
+			pfree(path);
+			return -1;
+		}
+	}
+	else
+		fd = open_tier_file(path, O_RDWR | PG_BINARY);
 	if (fd < 0)
 		ereport(ERROR,
 				(errcode_for_file_access(),
@@ -376,6 +423,20 @@ hi_file_open(HiIndexShared *sh, int tier, bool create)
 	l->in_memory[tier] = tablespace_in_memory(sh->spcoid[tier], fd);
 	pfree(path);
 	return fd;
+}
+
+int
+hi_file_open(HiIndexShared *sh, int tier, bool create)
+{
+	return file_open(sh, tier, create, true);
+}
+
+/* The tier file's descriptor, or -1 if it does not exist (a fast tier yet
+ * to receive its first page): for syncs, cuts and copies of what is there */
+int
+hi_file_open_existing(HiIndexShared *sh, int tier)
+{
+	return file_open(sh, tier, false, false);
 }
 
 /*
@@ -605,6 +666,12 @@ hi_files_create(HiIndexShared *sh)
 	/* registered first: whatever happens below is undone on abort */
 	hi_files_pending_add(sh->dboid, sh->spcoid[HI_TIER_FLASH], sh->relnumber, false);
 
+	/*
+	 * The build's checkpoint makes the flash tier's directory durable with
+	 * its map file (hi_replace_file); a fast tier in another tablespace has
+	 * a directory of its own.  One beside the flash tier is made by its
+	 * first page (open_fast_tier): a leftover is emptied here.
+	 */
 	for (tier = 0; tier < HI_NUM_TIERS; tier++)
 	{
 		char	   *path;
@@ -612,19 +679,28 @@ hi_files_create(HiIndexShared *sh)
 		if (!OidIsValid(sh->spcoid[tier]))
 			continue;
 		TablespaceCreateDbspace(sh->spcoid[tier], sh->dboid, false);
-		(void) hi_file_open(sh, tier, true);
-
-		/*
-		 * The build's checkpoint makes the flash tier's directory durable
-		 * with its map file (hi_durable_write_file); a fast tier in
-		 * another tablespace has a directory of its own.
-		 */
-		if (tier != HI_TIER_FLASH && sh->spcoid[tier] != sh->spcoid[HI_TIER_FLASH])
+		if (tier == HI_TIER_FLASH)
 		{
-			path = hi_slot_path(sh, tier);
-			hi_fsync_dir_of(path);
-			pfree(path);
+			(void) hi_file_open(sh, tier, true);
+			continue;
 		}
+		path = hi_slot_path(sh, tier);
+		if (!fast_tier_lazy(sh))
+		{
+			(void) hi_file_open(sh, tier, true);
+			hi_fsync_dir_of(path);
+		}
+		else
+		{
+			fd = open(path, O_RDWR | O_TRUNC | PG_BINARY, 0);
+			if (fd < 0 && errno != ENOENT)
+				ereport(ERROR,
+						(errcode_for_file_access(),
+						 errmsg("could not empty index file \"%s\": %m", path)));
+			if (fd >= 0)
+				close(fd);
+		}
+		pfree(path);
 	}
 	logpath = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
 						   sh->spcoid[HI_TIER_FLASH], sh->relnumber, "log");

@@ -168,10 +168,10 @@ for my $am ('hyrtree', 'efind', 'lbgrid', 'hgrid')
 	is($node->safe_psql('postgres', q{
 		SELECT string_agg(kind || '=' || n || '/' || d || '/' || ok, ',' ORDER BY kind) FROM (
 		  SELECT kind, count(*) AS n, count(DISTINCT path) AS d,
-		         bool_and(CASE kind WHEN 'log' THEN bytes IS NULL ELSE bytes IS NOT NULL END) AS ok
+		         bool_and(CASE WHEN kind IN ('log', 'optane') THEN bytes IS NULL ELSE bytes IS NOT NULL END) AS ok
 		  FROM hybrid_index_files('r_geom_idx') GROUP BY kind) s}),
 		"flash=$NPART1/$NPART1/true,log=$NPART1/$NPART1/true,map=$NPART1/$NPART1/true,optane=$NPART1/$NPART1/true",
-		"$am on $NPART1 partitions: hybrid_index_files lists the files of every partition (no log file before a change)");
+		"$am on $NPART1 partitions: hybrid_index_files lists the files of every partition (no log file before a change, no fast tier file before a page goes there)");
 	is($node->safe_psql('postgres', q{
 		SELECT (SELECT sum(pages) FROM hybrid_index_stats('r_geom_idx')) =
 		       (SELECT sum(s.pages) FROM pg_inherits i, LATERAL hybrid_index_stats(i.inhrelid::regclass) s
