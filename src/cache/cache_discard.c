@@ -63,8 +63,8 @@ discard_frame(HiFrame f, int slotno, uint32 generation)
 }
 
 /* The frame a page is mapped to (not pinned: it may change), or -1 */
-static HiFrame
-mapped_frame(int slotno, uint32 generation, uint32 pageno)
+HiFrame
+cache_mapped_frame(int slotno, uint32 generation, uint32 pageno)
 {
 	HiFrameTag	tag;
 	HiMapEntry *e;
@@ -92,7 +92,7 @@ mapped_frame(int slotno, uint32 generation, uint32 pageno)
 void
 hi_cache_discard_page(HiIndex *idx, uint32 pageno)
 {
-	HiFrame		frame = mapped_frame(idx->slotno, idx->generation, pageno);
+	HiFrame		frame = cache_mapped_frame(idx->slotno, idx->generation, pageno);
 
 	if (frame >= 0)
 	{
@@ -140,7 +140,7 @@ hi_cache_discard_index(int slotno, uint32 generation)
 
 		for (p = 0; p < npages; p++)
 		{
-			HiFrame		frame = mapped_frame(slotno, generation, p);
+			HiFrame		frame = cache_mapped_frame(slotno, generation, p);
 
 			if (frame >= 0)
 				(void) discard_frame(frame, slotno, generation);

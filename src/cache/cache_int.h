@@ -65,6 +65,9 @@ extern void cache_unpin(HiFrame f);
 extern void cache_wait_io(HiFrame f);
 extern HiFrame cache_lookup_pin(const HiFrameTag *tag);
 
+/* cache_discard.c */
+extern HiFrame cache_mapped_frame(int slotno, uint32 generation, uint32 pageno);
+
 /* cache_evict.c */
 extern void cache_flush_frames(HiFrame *frames, int n);
 extern void cache_end_io(HiFrame f);

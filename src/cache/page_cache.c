@@ -701,69 +701,6 @@ hi_frame_mark_dirty(HiFrame f)
 	SpinLockRelease(&d->hdr);
 }
 
-/*
- * Write every dirty page of an index.  The caller holds its tree_lock
- * exclusively, so no page gets dirtied meanwhile.
- */
-void
-hi_cache_flush_index(HiIndexShared *sh, int slotno)
-{
-	HiFrame    *list;
-	int			n = 0;
-	int			f;
-
-	cache_ensure_local();
-	list = palloc(sizeof(HiFrame) * cache_ctl->nframes);
-	for (f = 0; f < cache_ctl->nframes; f++)
-	{
-		HiFrameDesc *d = &cache_descs[f];
-
-		for (;;)
-		{
-			bool		busy = false;
-			bool		take = false;
-
-			SpinLockAcquire(&d->hdr);
-			if ((d->flags & FR_TAG_VALID) && d->tag.slotno == (uint32) slotno &&
-				d->tag.generation == sh->generation && (d->flags & FR_DIRTY))
-			{
-				if (d->flags & FR_IO)
-					busy = true;
-				else
-				{
-					d->refcount++;
-					d->flags |= FR_IO;
-					take = true;
-				}
-			}
-			SpinLockRelease(&d->hdr);
-			if (take)
-			{
-				cache_local_pins[f]++;
-				list[n++] = f;
-			}
-			if (!busy)
-				break;
-			cache_wait_io(f);
-		}
-	}
-	PG_TRY();
-	{
-		cache_flush_frames(list, n);
-	}
-	PG_FINALLY();
-	{
-		int			i;
-
-		for (i = 0; i < n; i++)
-			cache_unpin(list[i]);
-	}
-	PG_END_TRY();
-	pfree(list);
-	/* and the pages parked while the disk was full */
-	hi_spill_flush(sh, slotno);
-}
-
 /* ---- the shared cache as a page source (hyrtree) ---- */
 
 static void
