@@ -315,6 +315,9 @@ typedef struct HiSharedRoot
 	int			free_head;		/* first free slot, -1 = none */
 	int			clock_hand;		/* where the search for an idle slot goes on */
 	pg_atomic_uint32 sync_pid;	/* the log sync worker, 0 = not running */
+	pg_atomic_uint32 pending_sweep; /* the server's pending files removed
+									 * since it left recovery: 0 not yet, 1
+									 * under way, 2 done (core/hi_index.c) */
 	HiIndexShared indexes[FLEXIBLE_ARRAY_MEMBER];
 } HiSharedRoot;
 

@@ -103,6 +103,7 @@ hi_shmem_startup(void)
 		hi_shared->clock_hand = 0;
 		hi_shared->free_head = 0;
 		pg_atomic_init_u32(&hi_shared->sync_pid, 0);
+		pg_atomic_init_u32(&hi_shared->pending_sweep, 0);
 		for (i = 0; i < nslots; i++)
 		{
 			HiIndexShared *sh = &hi_shared->indexes[i];

@@ -110,6 +110,36 @@ make_handle(Relation index, HiIndexShared *sh)
 }
 
 /*
+ * Pages a standby's replay parked in a copy's pending file: no map has
+ * them once recovery ended.  The first load of a primary removes those of
+ * the whole server (hi_files_sweep_pending); until that is done, a load
+ * removes its own, as every load did before.  Nothing makes pending files
+ * on a primary: only replay does, and a server replays after a restart,
+ * which starts the flag over.
+ */
+static void
+forget_parked_pages(HiIndexShared *sh)
+{
+	uint32		expected = 0;
+	char	   *pending;
+
+	if (pg_atomic_read_u32(&hi_shared->pending_sweep) == 2)
+		return;
+	if (pg_atomic_compare_exchange_u32(&hi_shared->pending_sweep, &expected, 1))
+	{
+		bool		ok = hi_files_sweep_pending();
+
+		pg_atomic_write_u32(&hi_shared->pending_sweep, ok ? 2 : 0);
+		if (ok)
+			return;
+	}
+	pending = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
+						   sh->spcoid[HI_TIER_FLASH], sh->relnumber, "pending");
+	(void) unlink(pending);
+	pfree(pending);
+}
+
+/*
  * Load the map file and replay the log into a slot nobody uses (first use,
  * or a reload: caller holds load_lock and tree_lock exclusively).  On a
  * primary a replayed log is checkpointed away and WAL says where the log
@@ -187,15 +217,7 @@ load_slot(Relation index, HiIndexShared *sh, hi_log_apply_fn apply,
 						(unsigned long long) replayed)));
 		return idx;
 	}
-	/* pages a standby's replay parked (a copy of its files): no map has them */
-	{
-		char	   *pending = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
-										   sh->spcoid[HI_TIER_FLASH], sh->relnumber,
-										   "pending");
-
-		(void) unlink(pending);
-		pfree(pending);
-	}
+	forget_parked_pages(sh);
 	empty = sh->log_insert == sh->log_base;
 	if (replayed > 0)
 	{

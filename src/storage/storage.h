@@ -68,6 +68,7 @@ extern char *hi_file_path(Oid dirspc, Oid dboid, Oid flashspc, Oid relnumber,
 extern const char *hi_tier_suffix(int tier);
 extern int	hi_file_open(HiIndexShared *sh, int tier, bool create);
 extern int	hi_file_open_existing(HiIndexShared *sh, int tier);
+extern bool hi_files_sweep_pending(void);
 extern bool hi_file_in_memory(HiIndexShared *sh, int tier);
 extern int	hi_log_fd(HiIndexShared *sh);
 extern char *hi_slot_path(HiIndexShared *sh, int tier);

@@ -257,6 +257,27 @@ for my $e (@ams)
 	HiTest::full_check($s1, 'postgres', "$am promoted, after writes and checkpoints on it", "c_$am", "c_${am}_idx");
 }
 is(scalar(grep { /\.pending$/ } HiTest::hyb_files($s1->data_dir)), 0, 'promotion left no pages parked');
+
+# A copy stopped while in recovery keeps its parked pages; started as a
+# primary without replaying anything of ours, its first load removes the
+# pending files of every database (one sweep), which no map references.
+{
+	my $am = $ams[0]{am};
+	my $db = $s1->safe_psql('postgres', q{SELECT oid FROM pg_database WHERE datname = 'postgres'});
+	my $t1 = $s1->safe_psql('postgres', q{SELECT oid FROM pg_database WHERE datname = 'template1'});
+	my $rfn = $s1->safe_psql('postgres', "SELECT relfilenode FROM pg_class WHERE relname = 'c_${am}_idx'");
+	$s1->stop;
+	my @planted = ($s1->data_dir . "/base/$db/hyb_1663_$rfn.pending", $s1->data_dir . "/base/$t1/hyb_1663_4000000000.pending");
+	for my $f (@planted)
+	{
+		open(my $fh, '>', $f) or die "cannot plant $f: $!";
+		print $fh 'x' x 100;
+		close($fh);
+	}
+	$s1->start;
+	HiTest::full_check($s1, 'postgres', "$am after a restart with pending files left", "c_$am", "c_${am}_idx");
+	is(scalar(grep { -e $_ } @planted), 0, "the first load removed the server's pending files, in every database");
+}
 $s1->stop;
 $primary->stop;
 done_testing();
