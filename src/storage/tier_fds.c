@@ -285,8 +285,10 @@ hi_file_open(HiIndexShared *sh, int tier, bool create)
 	return file_open(sh, tier, create, true);
 }
 
-/* The tier file's descriptor, or -1 if it does not exist (a fast tier yet
- * to receive its first page): for syncs, cuts and copies of what is there */
+/*
+ * The tier file's descriptor, or -1 if it does not exist (a fast tier yet
+ * to receive its first page): for syncs, cuts and copies of what is there
+ */
 int
 hi_file_open_existing(HiIndexShared *sh, int tier)
 {
