@@ -134,7 +134,7 @@ hi_cache_discard_index(int slotno, uint32 generation)
 		return;
 	cache_ensure_local();
 	npages = sh->meta.npages;
-	if (npages > 0 && npages < (uint32) cache_ctl->nframes / 32)
+	if (cache_by_page(npages))
 	{
 		uint32		p;
 

@@ -556,7 +556,7 @@ hi_cache_flush_index(HiIndexShared *sh, int slotno)
 	cache_ensure_local();
 	if (nframes > 0)
 	{
-		bool		by_page = npages > 0 && npages < (uint32) cache_ctl->nframes / 32;
+		bool		by_page = cache_by_page(npages);
 
 		list = palloc(sizeof(HiFrame) * (by_page ? npages : cache_ctl->nframes));
 		if (by_page)

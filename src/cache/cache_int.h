@@ -68,6 +68,16 @@ extern HiFrame cache_lookup_pin(const HiFrameTag *tag);
 /* cache_discard.c */
 extern HiFrame cache_mapped_frame(int slotno, uint32 generation, uint32 pageno);
 
+/*
+ * Are an index's npages few enough to look each up in the frame map rather
+ * than scan every frame (a partition's index: flushes and discards)?
+ */
+static inline bool
+cache_by_page(uint32 npages)
+{
+	return npages > 0 && npages < (uint32) cache_ctl->nframes / 32;
+}
+
 /* cache_evict.c */
 extern void cache_flush_frames(HiFrame *frames, int n);
 extern void cache_end_io(HiFrame f);

@@ -238,8 +238,7 @@ open_fast_tier(HiIndexShared *sh, const char *path, bool make)
 
 	if (fd >= 0 || errno != ENOENT || !make || !hi_fast_tier_lazy(sh))
 		return fd;
-	fd = open_tier_file(path, O_RDWR | O_CREAT | PG_BINARY);
-	return fd;
+	return open_tier_file(path, O_RDWR | O_CREAT | PG_BINARY);
 }
 
 static int

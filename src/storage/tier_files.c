@@ -73,8 +73,6 @@ hi_files_set_drop_hook(hi_files_drop_fn fn)
 static HiIndexShared *watched = NULL;
 static HiFileWatch watch;
 
-
-
 const char *
 hi_tier_suffix(int tier)
 {
@@ -333,6 +331,25 @@ hi_read_whole_file(const char *path, Size *len)
 }
 
 /*
+ * Empty a file a new relfilenode's build finds (TRUNCATE rebuilding an
+ * index created in the same transaction); false if there is none.
+ */
+static bool
+empty_leftover(const char *path)
+{
+	int			fd = open(path, O_RDWR | O_TRUNC | PG_BINARY, 0);
+
+	if (fd < 0 && errno != ENOENT)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not empty index file \"%s\": %m", path)));
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
  * Create the files of a freshly built relfilenode (truncating leftovers,
  * e.g. when TRUNCATE rebuilds an index created in the same transaction)
  * and have them removed if the transaction aborts.
@@ -342,7 +359,6 @@ hi_files_create(HiIndexShared *sh)
 {
 	int			tier;
 	char	   *logpath;
-	int			fd;
 
 	/* registered first: whatever happens below is undone on abort */
 	hi_files_pending_add(sh->dboid, sh->spcoid[HI_TIER_FLASH], sh->relnumber, false);
@@ -372,15 +388,7 @@ hi_files_create(HiIndexShared *sh)
 			hi_fsync_dir_of(path);
 		}
 		else
-		{
-			fd = open(path, O_RDWR | O_TRUNC | PG_BINARY, 0);
-			if (fd < 0 && errno != ENOENT)
-				ereport(ERROR,
-						(errcode_for_file_access(),
-						 errmsg("could not empty index file \"%s\": %m", path)));
-			if (fd >= 0)
-				close(fd);
-		}
+			(void) empty_leftover(path);
 		pfree(path);
 	}
 	logpath = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
@@ -392,15 +400,8 @@ hi_files_create(HiIndexShared *sh)
 	 * an index created in the same transaction) is emptied here, not yet
 	 * durably.
 	 */
-	fd = open(logpath, O_RDWR | O_TRUNC | PG_BINARY, 0);
-	if (fd < 0 && errno != ENOENT)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not empty index log \"%s\": %m", logpath)));
-	sh->log_fresh = fd < 0;
-	sh->log_missing = fd < 0;
-	if (fd >= 0)
-		close(fd);
+	sh->log_missing = !empty_leftover(logpath);
+	sh->log_fresh = sh->log_missing;
 	pfree(logpath);
 }
 

@@ -18,6 +18,7 @@ extern void hi_foreach_db_dir(Oid dboid, hi_dir_fn fn, void *arg);
 extern bool hi_fast_tier_lazy(HiIndexShared *sh);
 
 /* tier_remove.c */
+extern bool hi_is_oid_name(const char *name);
 extern void hi_remove_batch_begin(void);
 extern void hi_remove_batch_end(void);
 

@@ -241,9 +241,9 @@ hi_remove_batch_end(void)
 	}
 }
 
-/* Is name made of digits only (a database or tablespace OID)? */
-static bool
-oid_name(const char *name)
+/* Is a directory entry's name a number (a database or tablespace OID)? */
+bool
+hi_is_oid_name(const char *name)
 {
 	if (*name == '\0')
 		return false;
@@ -298,7 +298,7 @@ sweep_parent(const char *parent)
 	{
 		char	   *dir;
 
-		if (!oid_name(de->d_name))
+		if (!hi_is_oid_name(de->d_name))
 			continue;
 		dir = psprintf("%s/%s", parent, de->d_name);
 		ok = sweep_db_dir(dir) && ok;
@@ -330,7 +330,7 @@ hi_files_sweep_pending(void)
 	{
 		char	   *parent;
 
-		if (!oid_name(de->d_name))
+		if (!hi_is_oid_name(de->d_name))
 			continue;
 		parent = psprintf("pg_tblspc/%s/%s", de->d_name, TABLESPACE_VERSION_DIRECTORY);
 		ok = sweep_parent(parent) && ok;

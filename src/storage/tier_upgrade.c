@@ -32,18 +32,7 @@
 
 #include "base/hi_base.h"
 #include "storage/storage.h"
-
-/* a directory entry's name is a number (a database or tablespace OID) */
-static bool
-is_oid_name(const char *name)
-{
-	if (*name == '\0')
-		return false;
-	for (; *name; name++)
-		if (*name < '0' || *name > '9')
-			return false;
-	return true;
-}
+#include "storage/tier_int.h"
 
 static bool
 is_dir(const char *path)
@@ -127,7 +116,7 @@ import_base(const char *old_base, const char *new_base, bool link_files, int64 *
 		char	   *new_dir;
 		char	   *db_dir;
 
-		if (!is_oid_name(de->d_name))
+		if (!hi_is_oid_name(de->d_name))
 			continue;
 		old_dir = psprintf("%s/%s", old_base, de->d_name);
 		new_dir = psprintf("%s/%s", new_base, de->d_name);
@@ -193,7 +182,7 @@ hi_files_import_upgraded(const char *old_datadir, bool link_files, int64 *skippe
 		DIR		   *ld;
 		struct dirent *le;
 
-		if (!is_oid_name(de->d_name))
+		if (!hi_is_oid_name(de->d_name))
 			continue;
 		loc = psprintf("pg_tblspc/%s", de->d_name);
 		ld = AllocateDir(loc);
