@@ -637,9 +637,9 @@ gs_float_up(double d)
 	return nextafterf(f, FLT_MAX);
 }
 
-/* gbox_float_round() of a point's degenerate box */
+/* gbox_float_round() of a point's degenerate box (hi_point_box's rare cases) */
 void
-hi_point_box(double x, double y, HiBox *box)
+hi_point_box_slow(double x, double y, HiBox *box)
 {
 	box->xmin = gs_float_down(x);
 	box->xmax = gs_float_up(x);
