@@ -26,91 +26,37 @@
 #include "base/hi_base.h"
 #include "log/redo_log.h"
 #include "log/wal_records.h"
+#include "log/wal_redo_int.h"
 #include "storage/storage.h"
-
-typedef struct CopyKey
-{
-	Oid			dboid;
-	Oid			spcoid;
-	Oid			relnumber;
-} CopyKey;
-
-/* This server's copy of an index's log, as replay has left it */
-typedef struct CopyState
-{
-	CopyKey		key;
-	bool		known;			/* base/end read from the files */
-	bool		exists;			/* the index has a map file here */
-	bool		stale;			/* marked already */
-	bool		healable;		/* its log begins after its map's checkpoint
-								 * (hi_log_copy_end): a gap may be closed */
-	bool		gap;			/* stale for lack of records that a later
-								 * MAP record can make unnecessary */
-	uint64		gap_upto;		/* ... if it reaches here */
-	bool		unsynced;		/* appended since the last fsync */
-	uint64		base;			/* the map file's checkpoint position */
-	uint64		end;			/* the log's valid records end here */
-	uint64		confirmed;		/* WAL replayed so far vouches for the log
-								 * up to here (0: nothing yet) */
-	int			fd;				/* the log, -1 = not open */
-	int			pfd;			/* the pending file, -1 = not open */
-	bool		pend_known;		/* pend_end read from the file */
-	bool		pend_unsynced;	/* parked since the last fsync */
-	off_t		pend_end;		/* its valid entries end here */
-	bool		in_lru;			/* fd or pfd open: in open_copies */
-	dlist_node	lru;
-} CopyState;
 
 /*
  * Copies with a descriptor open, most recently used first.  Replay of
  * thousands of indexes keeps within a bounded number of descriptors
- * (copy_make_room): the least recently used copy's are made durable and
+ * (hi_copy_make_room): the least recently used copy's are made durable and
  * closed, and opened again when a record needs them.
  */
 static dlist_head open_copies = DLIST_STATIC_INIT(open_copies);
 static int	nopen_copy_fds = 0;
 
-/*
- * The pending file (hyb_<flash>_<relfilenode>.pending): pages PAGES records
- * carried, parked in WAL order until the MAP record that makes them part
- * of the index.  Parked entries are made durable whenever the primary
- * checkpoints (its SYNCED records precede every restartpoint), so that a
- * restart of this server finds every page written before the point where
- * its replay resumes.  Replay after a restart parks again what it replays:
- * the file then holds some writes twice, in order, and applying it in
- * order leaves each slot with its last write.
- */
-typedef struct PendingEntry
-{
-	uint32		magic;
-	uint32		pte;			/* tier and slot */
-	uint32		page_size;
-	Oid			optspc;			/* the fast tier's tablespace */
-	uint32		crc;			/* of the fields above and the page */
-	uint32		pad;
-} PendingEntry;
-
-#define HI_PENDING_MAGIC	0x48495047	/* "HIPG" */
-
 /* relfilenodes seen by this replay; nobody else changes their files */
 static HTAB *copies = NULL;
 
 /* some copy has writes not yet fsynced (sync_all_copies) */
-static bool copies_unsynced = false;
+bool		hi_copies_unsynced = false;
 
 static void sync_all_copies(void);
 
 /* core's exclusive access to a relfilenode's files (hi_copy_exclusive) */
-static hi_wal_exclusive_fn exclusive_hook = NULL;
+hi_wal_exclusive_fn hi_redo_exclusive_hook = NULL;
 
 void
 hi_wal_set_exclusive_hook(hi_wal_exclusive_fn fn)
 {
-	exclusive_hook = fn;
+	hi_redo_exclusive_hook = fn;
 }
 
-static CopyState *
-copy_state(const xl_hi_ident *id)
+CopyState *
+hi_copy_state(const xl_hi_ident *id)
 {
 	CopyKey		key;
 	CopyState  *c;
@@ -156,8 +102,8 @@ copy_state(const xl_hi_ident *id)
 	return c;
 }
 
-static char *
-copy_path(const CopyState *c, Oid dirspc, const char *suffix)
+char *
+hi_copy_path(const CopyState *c, Oid dirspc, const char *suffix)
 {
 	return hi_file_path(dirspc, c->key.dboid, c->key.spcoid, c->key.relnumber, suffix);
 }
@@ -187,17 +133,16 @@ copy_close(CopyState *c)
 }
 
 static void sync_copy(CopyState *c);
-static void sync_pending(CopyState *c);
 
 /*
  * Before c opens one more descriptor: close those of the least recently
  * used other copies, durable first (what they appended since their last
  * fsync is synced now rather than at the next restartpoint).  A third of
  * the descriptors PostgreSQL leaves this process, as for other external
- * ones (fd.c), and room for apply_pending's tier files.
+ * ones (fd.c), and room for hi_copy_apply_pending's tier files.
  */
-static void
-copy_make_room(CopyState *c)
+void
+hi_copy_make_room(CopyState *c)
 {
 	int			budget = Max(4, max_safe_fds / 3 - 8);
 
@@ -208,7 +153,7 @@ copy_make_room(CopyState *c)
 		if (victim == c)
 			break;
 		sync_copy(victim);
-		sync_pending(victim);
+		hi_copy_sync_pending(victim);
 		copy_close(victim);
 	}
 	if (c->in_lru)
@@ -218,8 +163,8 @@ copy_make_room(CopyState *c)
 }
 
 /* A long-lived descriptor of c (its log or pending file) was opened */
-static int
-copy_opened(int fd)
+int
+hi_copy_opened(int fd)
 {
 	if (fd >= 0)
 	{
@@ -230,10 +175,10 @@ copy_opened(int fd)
 }
 
 /* One of a copy's files, opened (made if missing) for writing; -1 and a WARNING if impossible */
-static int
-open_copy_file(const CopyState *c, Oid dirspc, const char *suffix)
+int
+hi_copy_open_file(const CopyState *c, Oid dirspc, const char *suffix)
 {
-	char	   *path = copy_path(c, dirspc, suffix);
+	char	   *path = hi_copy_path(c, dirspc, suffix);
 	int			fd = open(path, O_RDWR | O_CREAT | PG_BINARY, pg_file_create_mode);
 
 	if (fd < 0)
@@ -245,21 +190,21 @@ open_copy_file(const CopyState *c, Oid dirspc, const char *suffix)
 }
 
 /* The copy's log, opened for writing; -1 (and a WARNING) if impossible */
-static int
-copy_log_fd(CopyState *c)
+int
+hi_copy_log_fd(CopyState *c)
 {
 	if (c->fd < 0)
 	{
-		copy_make_room(c);
-		c->fd = copy_opened(open_copy_file(c, c->key.spcoid, "log"));
+		hi_copy_make_room(c);
+		c->fd = hi_copy_opened(hi_copy_open_file(c, c->key.spcoid, "log"));
 	}
 	return c->fd;
 }
 
 static void request_reload(const CopyState *c);
 
-static void
-mark_stale(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
+void
+hi_copy_mark_stale(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 		   const char *what)
 {
 	char	   *why;
@@ -346,16 +291,16 @@ copy_lacks(XLogReaderState *record, const xl_hi_ident *id, CopyState *c,
 						id->indexoid, id->relnumber)));
 	}
 	else
-		mark_stale(record, id, c, why);
+		hi_copy_mark_stale(record, id, c, why);
 	pfree(why);
 	return true;
 }
 
 /* A MAP record reached gap_upto: the copy lacks nothing any more */
-static void
-close_gap(CopyState *c)
+void
+hi_copy_close_gap(CopyState *c)
 {
-	char	   *stale = copy_path(c, c->key.spcoid, "stale");
+	char	   *stale = hi_copy_path(c, c->key.spcoid, "stale");
 
 	if (unlink(stale) == 0)
 		hi_fsync_dir_of(stale);
@@ -368,8 +313,8 @@ close_gap(CopyState *c)
 }
 
 /* fdatasync one of a copy's files if written since (what: for the WARNING) */
-static void
-sync_file(const CopyState *c, int fd, bool *unsynced, const char *what)
+void
+hi_copy_sync_file(const CopyState *c, int fd, bool *unsynced, const char *what)
 {
 	if (*unsynced && fd >= 0)
 	{
@@ -385,7 +330,7 @@ sync_file(const CopyState *c, int fd, bool *unsynced, const char *what)
 static void
 sync_copy(CopyState *c)
 {
-	sync_file(c, c->fd, &c->unsynced, "redo log");
+	hi_copy_sync_file(c, c->fd, &c->unsynced, "redo log");
 }
 
 static void
@@ -397,7 +342,7 @@ confirm(CopyState *c, uint64 pos)
 static void
 redo_log(XLogReaderState *record, const xl_hi_log *xl)
 {
-	CopyState  *c = copy_state(&xl->id);
+	CopyState  *c = hi_copy_state(&xl->id);
 	uint64		pos = xl->rec.lsn;
 	int			fd;
 
@@ -420,16 +365,16 @@ redo_log(XLogReaderState *record, const xl_hi_log *xl)
 			c->gap_upto = Max(c->gap_upto, pos + sizeof(HiLogRecord));
 		return;
 	}
-	fd = copy_log_fd(c);
+	fd = hi_copy_log_fd(c);
 	if (fd < 0 ||
 		pg_pwrite(fd, &xl->rec, sizeof(HiLogRecord), (off_t) (pos - c->base)) != sizeof(HiLogRecord))
 	{
-		mark_stale(record, &xl->id, c, "has a redo log record this server could not write");
+		hi_copy_mark_stale(record, &xl->id, c, "has a redo log record this server could not write");
 		return;
 	}
 	c->end += sizeof(HiLogRecord);
 	c->unsynced = true;
-	copies_unsynced = true;
+	hi_copies_unsynced = true;
 	confirm(c, c->end);
 	/* a committed transaction's records are durable here before its commit is */
 	if (xl->rec.type == HI_LOG_COMMIT)
@@ -439,7 +384,7 @@ redo_log(XLogReaderState *record, const xl_hi_log *xl)
 static void
 redo_durable(XLogReaderState *record, const xl_hi_durable *xl)
 {
-	CopyState  *c = copy_state(&xl->id);
+	CopyState  *c = hi_copy_state(&xl->id);
 
 	if (!c->exists || c->stale)
 		return;
@@ -458,7 +403,7 @@ redo_durable(XLogReaderState *record, const xl_hi_durable *xl)
 static void
 redo_restart(XLogReaderState *record, const xl_hi_restart *xl)
 {
-	CopyState  *c = copy_state(&xl->id);
+	CopyState  *c = hi_copy_state(&xl->id);
 	int			fd;
 
 	if (!c->exists || c->stale || xl->position < c->base)
@@ -478,15 +423,15 @@ redo_restart(XLogReaderState *record, const xl_hi_restart *xl)
 	}
 	if (copy_lacks(record, &xl->id, c, xl->position, "continues the log"))
 		return;
-	fd = copy_log_fd(c);
+	fd = hi_copy_log_fd(c);
 	if (fd < 0 || ftruncate(fd, (off_t) (xl->position - c->base)) != 0)
 	{
-		mark_stale(record, &xl->id, c, "cuts a redo log this server could not cut");
+		hi_copy_mark_stale(record, &xl->id, c, "cuts a redo log this server could not cut");
 		return;
 	}
 	c->end = xl->position;
 	c->unsynced = true;
-	copies_unsynced = true;
+	hi_copies_unsynced = true;
 	c->confirmed = c->end;
 }
 
@@ -498,7 +443,7 @@ redo_restart(XLogReaderState *record, const xl_hi_restart *xl)
 static void
 redo_synced(XLogReaderState *record, const xl_hi_synced *xl)
 {
-	CopyState  *c = copy_state(&xl->id);
+	CopyState  *c = hi_copy_state(&xl->id);
 
 	/* a restartpoint may follow: it must find what redo wrote durable */
 	sync_all_copies();
@@ -507,284 +452,6 @@ redo_synced(XLogReaderState *record, const xl_hi_synced *xl)
 	if (copy_lacks(record, &xl->id, c, xl->position, "says the log was durable"))
 		return;
 	confirm(c, xl->position);
-}
-
-/* ---- PAGES and MAP: index checkpoints ---- */
-
-static pg_crc32c
-entry_crc(const PendingEntry *e, const char *page)
-{
-	pg_crc32c	crc;
-
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, e, offsetof(PendingEntry, crc));
-	COMP_CRC32C(crc, page, e->page_size);
-	FIN_CRC32C(crc);
-	return crc;
-}
-
-/*
- * Read the next valid entry of a pending file at *off into e and page
- * (HI_PAGE_SIZE_MAX bytes); false at its end or at a torn entry.
- */
-static bool
-pending_next(int fd, off_t *off, PendingEntry *e, char *page)
-{
-	if (pg_pread(fd, e, sizeof(*e), *off) != sizeof(*e) ||
-		e->magic != HI_PENDING_MAGIC || e->page_size == 0 ||
-		e->page_size > HI_PAGE_SIZE_MAX ||
-		pg_pread(fd, page, e->page_size, *off + sizeof(*e)) != (ssize_t) e->page_size ||
-		e->crc != entry_crc(e, page))
-		return false;
-	*off += sizeof(*e) + e->page_size;
-	return true;
-}
-
-/* The copy's pending file, open for appending at pend_end; -1 on failure */
-static int
-pending_fd(CopyState *c)
-{
-	if (c->pfd < 0)
-	{
-		copy_make_room(c);
-		c->pfd = copy_opened(open_copy_file(c, c->key.spcoid, "pending"));
-		c->pend_known = false;
-	}
-	if (c->pfd >= 0 && !c->pend_known)
-	{
-		/* entries a crash tore are overwritten from here on */
-		PendingEntry e;
-		char	   *page = palloc(HI_PAGE_SIZE_MAX);
-		off_t		off = 0;
-
-		while (pending_next(c->pfd, &off, &e, page))
-			;
-		pfree(page);
-		c->pend_end = off;
-		c->pend_known = true;
-	}
-	return c->pfd;
-}
-
-static void
-sync_pending(CopyState *c)
-{
-	sync_file(c, c->pfd, &c->pend_unsynced, "pending pages");
-}
-
-/* Park the pages a PAGES record carries */
-static void
-redo_pages(XLogReaderState *record, const xl_hi_pages *xl, const char *data)
-{
-	CopyState  *c = copy_state(&xl->id);
-	const uint32 *ptes = (const uint32 *) data;
-	const char *pages = data + sizeof(uint32) * xl->npages;
-	char	   *buf;
-	uint32		i;
-	int			fd;
-
-	if (!c->exists || (c->stale && !c->gap))
-		return;
-	fd = pending_fd(c);
-	if (fd < 0)
-	{
-		mark_stale(record, &xl->id, c, "has pages this server could not park");
-		return;
-	}
-	buf = palloc(sizeof(PendingEntry) + xl->page_size);
-	for (i = 0; i < xl->npages; i++)
-	{
-		PendingEntry *e = (PendingEntry *) buf;
-		Size		len = sizeof(PendingEntry) + xl->page_size;
-
-		memset(e, 0, sizeof(*e));
-		e->magic = HI_PENDING_MAGIC;
-		e->pte = ptes[i];
-		e->page_size = xl->page_size;
-		e->optspc = xl->optspc;
-		memcpy(buf + sizeof(PendingEntry), pages + (Size) i * xl->page_size, xl->page_size);
-		e->crc = entry_crc(e, buf + sizeof(PendingEntry));
-		if (pg_pwrite(fd, buf, len, c->pend_end) != (ssize_t) len)
-		{
-			mark_stale(record, &xl->id, c, "has pages this server could not park");
-			break;
-		}
-		c->pend_end += len;
-	}
-	c->pend_unsynced = true;
-	copies_unsynced = true;
-	pfree(buf);
-}
-
-/* what redo of a MAP record works on, inside hi_copy_exclusive */
-typedef struct MapRedo
-{
-	XLogReaderState *record;
-	const xl_hi_map *xl;
-	const char *image;
-	CopyState  *c;
-} MapRedo;
-
-/*
- * Write the parked pages into the tier files, in order (each slot ends
- * with its last write), and make them durable; false on failure.
- */
-static bool
-apply_pending(CopyState *c)
-{
-	int			tfd[HI_NUM_TIERS] = {-1, -1};
-	PendingEntry e;
-	char	   *page;
-	off_t		off = 0;
-	bool		ok = true;
-	int			t;
-
-	if (pending_fd(c) < 0)
-		return false;
-	page = palloc(HI_PAGE_SIZE_MAX);
-	while (ok && off < c->pend_end && pending_next(c->pfd, &off, &e, page))
-	{
-		int			tier = HI_PTE_TIER(e.pte);
-
-		if (tfd[tier] < 0 &&
-			(tfd[tier] = open_copy_file(c, tier == HI_TIER_FLASH ? c->key.spcoid : e.optspc,
-										hi_tier_suffix(tier))) < 0)
-		{
-			ok = false;
-			break;
-		}
-		ok = pg_pwrite(tfd[tier], page, e.page_size,
-					   (off_t) HI_PTE_SLOT(e.pte) * e.page_size) == (ssize_t) e.page_size;
-	}
-	for (t = 0; t < HI_NUM_TIERS; t++)
-		if (tfd[t] >= 0)
-		{
-			ok = ok && pg_fsync(tfd[t]) == 0;
-			close(tfd[t]);
-		}
-	pfree(page);
-	return ok;
-}
-
-/* Cut a tier file to the slots a map file says it has */
-static bool
-trim_tier(CopyState *c, Oid dirspc, int tier, uint32 nslots, uint32 page_size)
-{
-	char	   *path = copy_path(c, dirspc, hi_tier_suffix(tier));
-	struct stat st;
-	bool		ok = true;
-
-	if (stat(path, &st) == 0 && st.st_size > (off_t) nslots * page_size)
-		ok = truncate(path, (off_t) nslots * page_size) == 0;
-	pfree(path);
-	return ok;
-}
-
-/*
- * The copy's log restarts at position, keeping the records it holds from
- * there on (a COMMIT appended while the primary checkpointed; the primary
- * kept it too, see hi_log_reset).
- */
-static bool
-cut_log(CopyState *c, uint64 position)
-{
-	int			fd = copy_log_fd(c);
-	Size		tail = c->end > position ? (Size) (c->end - position) : 0;
-	char	   *buf = tail > 0 ? palloc(tail) : NULL;
-	bool		ok;
-
-	ok = fd >= 0 &&
-		(tail == 0 || pg_pread(fd, buf, tail, (off_t) (position - c->base)) == (ssize_t) tail) &&
-		ftruncate(fd, 0) == 0 &&
-		(tail == 0 || pg_pwrite(fd, buf, tail, 0) == (ssize_t) tail) &&
-		pg_fdatasync(fd) == 0;
-	if (buf)
-		pfree(buf);
-	if (ok)
-	{
-		c->base = position;
-		c->end = position + tail;
-		c->confirmed = Max(c->confirmed, position);
-		c->unsynced = false;
-	}
-	return ok;
-}
-
-static void
-apply_map(void *arg)
-{
-	MapRedo    *m = (MapRedo *) arg;
-	CopyState  *c = m->c;
-	const HiMapHeader *h = (const HiMapHeader *) m->image;
-	bool		ok;
-
-	/* pages first: every one the map references is then in place */
-	ok = apply_pending(c);
-
-	/*
-	 * An equal position is a later map of the same checkpoint (its second
-	 * round moved pages down to shrink the files): WAL order says it is
-	 * the newer one.
-	 */
-	if (ok && m->xl->position >= c->base)
-	{
-		char	   *path = copy_path(c, c->key.spcoid, "map");
-		char	   *tmp = psprintf("%s.tmp", path);
-		int			fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
-		int			t;
-
-		ok = fd >= 0 &&
-			pg_pwrite(fd, m->image, m->xl->len, 0) == (ssize_t) m->xl->len &&
-			pg_fsync(fd) == 0;
-		if (fd >= 0)
-			close(fd);
-		ok = ok && durable_rename(tmp, path, WARNING) == 0;
-		/* the free tails the primary cut off (as of the map it wrote) */
-		for (t = 0; ok && t < HI_NUM_TIERS; t++)
-			if (OidIsValid(h->spcoid[t]))
-				ok = trim_tier(c, h->spcoid[t], t, h->nslots[t], h->meta.page_size);
-		ok = ok && cut_log(c, m->xl->position);
-		pfree(tmp);
-		pfree(path);
-		/* the copy's log now fits its map: a later gap would be real */
-		c->healable = false;
-		if (ok && c->gap && m->xl->position >= c->gap_upto)
-			close_gap(c);
-	}
-	/* parked pages are in the tier files now */
-	if (ok)
-		ok = ftruncate(c->pfd, 0) == 0 && pg_fdatasync(c->pfd) == 0;
-	if (ok)
-	{
-		c->pend_end = 0;
-		c->pend_unsynced = false;
-	}
-	else
-		mark_stale(m->record, &m->xl->id, c, "checkpoints the index, which this server could not do");
-}
-
-static void
-redo_map(XLogReaderState *record, const xl_hi_map *xl, const char *image)
-{
-	CopyState  *c = copy_state(&xl->id);
-	const HiMapHeader *h = (const HiMapHeader *) image;
-	MapRedo		m;
-
-	if (!c->exists || (c->stale && !c->gap))
-		return;
-	if (xl->len < sizeof(HiMapHeader) || h->magic != HI_MAP_MAGIC)
-	{
-		mark_stale(record, &xl->id, c, "has a map file this server cannot read");
-		return;
-	}
-	m.record = record;
-	m.xl = xl;
-	m.image = image;
-	m.c = c;
-	if (exclusive_hook)
-		exclusive_hook(xl->id.dboid, xl->id.relnumber, apply_map, &m);
-	else
-		apply_map(&m);
 }
 
 /*
@@ -798,14 +465,14 @@ sync_all_copies(void)
 	HASH_SEQ_STATUS st;
 	CopyState  *c;
 
-	if (copies == NULL || !copies_unsynced)
+	if (copies == NULL || !hi_copies_unsynced)
 		return;
-	copies_unsynced = false;
+	hi_copies_unsynced = false;
 	hash_seq_init(&st, copies);
 	while ((c = hash_seq_search(&st)) != NULL)
 	{
 		sync_copy(c);
-		sync_pending(c);
+		hi_copy_sync_pending(c);
 	}
 }
 
@@ -843,7 +510,7 @@ ensure_db_dir(Oid spcoid, Oid dboid)
 static void
 redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 {
-	CopyState  *c = copy_state(&xl->id);
+	CopyState  *c = hi_copy_state(&xl->id);
 	Oid			dirspc = xl->file == HI_IMAGE_OPTANE ? xl->optspc : xl->id.spcoid;
 	const char *suffix = xl->file == HI_IMAGE_FLASH ? "flash" :
 		xl->file == HI_IMAGE_OPTANE ? "optane" : "map";
@@ -854,10 +521,10 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 
 	if (!ensure_db_dir(dirspc, xl->id.dboid))
 	{
-		mark_stale(record, &xl->id, c, "holds the files of a new index that could not be created");
+		hi_copy_mark_stale(record, &xl->id, c, "holds the files of a new index that could not be created");
 		return;
 	}
-	path = copy_path(c, dirspc, suffix);
+	path = hi_copy_path(c, dirspc, suffix);
 	if ((xl->flags & HI_IMAGE_FIRST) && xl->file == HI_IMAGE_FLASH)
 	{
 		/*
@@ -865,9 +532,9 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 		 * (its map file goes first, so that an interrupted image leaves no
 		 * index that looks valid), and an earlier verdict no longer holds.
 		 */
-		char	   *map = copy_path(c, xl->id.spcoid, "map");
-		char	   *stale = copy_path(c, xl->id.spcoid, "stale");
-		char	   *pending = copy_path(c, xl->id.spcoid, "pending");
+		char	   *map = hi_copy_path(c, xl->id.spcoid, "map");
+		char	   *stale = hi_copy_path(c, xl->id.spcoid, "stale");
+		char	   *pending = hi_copy_path(c, xl->id.spcoid, "pending");
 
 		copy_close(c);
 		(void) unlink(map);
@@ -907,7 +574,7 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 	else if ((xl->flags & HI_IMAGE_LAST) && xl->file == HI_IMAGE_MAP)
 	{
 		/* the map file is complete: the index exists here, its log empty */
-		char	   *log = copy_path(c, xl->id.spcoid, "log");
+		char	   *log = hi_copy_path(c, xl->id.spcoid, "log");
 		int			lfd = open(log, O_RDWR | O_CREAT | O_TRUNC | PG_BINARY, pg_file_create_mode);
 
 		if (lfd >= 0)
@@ -920,7 +587,7 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 		hi_fsync_dir_of(path);
 		copy_close(c);
 		c->known = false;		/* read base and end from the new files */
-		(void) copy_state(&xl->id);
+		(void) hi_copy_state(&xl->id);
 		c->confirmed = c->end;
 	}
 	pfree(path);
@@ -929,7 +596,7 @@ redo_image(XLogReaderState *record, const xl_hi_image *xl, const char *data)
 static void
 redo_drop(const xl_hi_drop *xl)
 {
-	CopyState  *c = copy_state(&xl->id);
+	CopyState  *c = hi_copy_state(&xl->id);
 
 	copy_close(c);
 	/* a hot standby's readers may have loaded it: its cached state goes too */
@@ -962,10 +629,10 @@ hi_wal_redo(XLogReaderState *record)
 			 ((const xl_hi_pages *) data)->page_size <= HI_PAGE_SIZE_MAX &&
 			 len == sizeof(xl_hi_pages) + (Size) ((const xl_hi_pages *) data)->npages *
 			 (sizeof(uint32) + ((const xl_hi_pages *) data)->page_size))
-		redo_pages(record, (const xl_hi_pages *) data, data + sizeof(xl_hi_pages));
+		hi_redo_pages(record, (const xl_hi_pages *) data, data + sizeof(xl_hi_pages));
 	else if (info == XLOG_HI_MAP && len >= sizeof(xl_hi_map) &&
 			 len == sizeof(xl_hi_map) + ((const xl_hi_map *) data)->len)
-		redo_map(record, (const xl_hi_map *) data, data + sizeof(xl_hi_map));
+		hi_redo_map(record, (const xl_hi_map *) data, data + sizeof(xl_hi_map));
 	else if (info == XLOG_HI_TWOPHASE && len >= sizeof(xl_hi_twophase) &&
 			 len == sizeof(xl_hi_twophase) + ((const xl_hi_twophase *) data)->len)
 	{
@@ -1002,7 +669,7 @@ hi_wal_cleanup(void)
 		if (c->known && c->exists && !c->stale && c->confirmed >= c->base &&
 			c->confirmed > 0 && c->end > c->confirmed)
 		{
-			if (copy_log_fd(c) >= 0 &&
+			if (hi_copy_log_fd(c) >= 0 &&
 				ftruncate(c->fd, (off_t) (c->confirmed - c->base)) == 0)
 			{
 				ereport(LOG,
@@ -1011,7 +678,7 @@ hi_wal_cleanup(void)
 								c->key.relnumber)));
 				c->end = c->confirmed;
 				c->unsynced = true;
-				copies_unsynced = true;
+				hi_copies_unsynced = true;
 				request_reload(c);
 			}
 		}
@@ -1020,7 +687,7 @@ hi_wal_cleanup(void)
 		copy_close(c);
 		/* pages parked after the last checkpoint: slots no map references */
 		{
-			char	   *pending = copy_path(c, c->key.spcoid, "pending");
+			char	   *pending = hi_copy_path(c, c->key.spcoid, "pending");
 
 			(void) unlink(pending);
 			pfree(pending);
