@@ -26,7 +26,8 @@ cd "$(dirname "$0")/.."
 NPART=${1:-1000}
 NPTS=${2:-1000000}
 REPS=${3:-3}
-DATA=/tmp/hi_bench_parts
+# HI_BENCH_DATA: the data directory, e.g. on another file system
+DATA=${HI_BENCH_DATA:-/tmp/hi_bench_parts}
 PORT=${PORT:-56441}
 . bench/lib.sh
 
