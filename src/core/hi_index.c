@@ -15,7 +15,6 @@
 #include "utils/builtins.h"
 
 #include "access/xlog.h"
-#include "access/xlog_internal.h"
 #include "catalog/pg_tablespace_d.h"
 #include "commands/tablespace.h"
 #include "miscadmin.h"
@@ -23,7 +22,6 @@
 #include "utils/acl.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/wait_event.h"
 
 #include "base/hi_base.h"
 #include "core/hi_core.h"

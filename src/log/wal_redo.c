@@ -18,7 +18,6 @@
 #include "common/file_perm.h"
 #include "lib/ilist.h"
 #include "miscadmin.h"
-#include "port/pg_crc32c.h"
 #include "storage/fd.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
