@@ -93,7 +93,8 @@ struct GridBuildSpool
 	pg_prng_state rng;
 	HiLoadHelper helper;		/* start NULL: none (grid_build_split.c) */
 	GridPeer	peer;			/* the helper's entries, kept there */
-	struct GridSide *side;		/* a helper's side between its tasks */
+	struct GridSide *side;		/* a helper's side between its tasks
+								 * (grid_build_split_worker.c) */
 };
 
 /*

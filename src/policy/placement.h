@@ -10,7 +10,8 @@
  *	  policy/placement.c	the registry and the dispatch the page store calls
  *	  policy/hyrtree_wma.c	the R-tree AMs': none, upper (sHR-tree), HyR-tree's
  *							weighted moving average and the rHyR-tree's
- *							random control
+ *							random control (their Node Score Table:
+ *							policy/hyrtree_wma_nst.c)
  *	  policy/hgrid_hot_region.c and am/gridam_hgrid_place.c
  *							H-Grid's hot regions and its random control
  */
@@ -75,6 +76,7 @@ typedef void (*hi_wma_params_fn) (Relation index, HiWmaParams *out);
 
 extern void hi_wma_init(void);
 extern void hi_wma_register(HiAmKind kind, hi_wma_params_fn params);
+/* policy/hyrtree_wma_nst.c: the Node Score Table in shared memory */
 extern Size hi_wma_shmem_size(void);
 extern void hi_wma_shmem_init(void);
 extern double hi_place_score(HiIndexShared *sh, int slotno, uint32 pageno);

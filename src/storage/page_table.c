@@ -1,7 +1,8 @@
 /*
  * page_table.c
  *	  Logical page id -> (tier, slot) mapping and the free-slot maps of the
- *	  tier files, kept in the shared DSA area.
+ *	  tier files, kept in the shared DSA area (page_table_mapfile.c writes
+ *	  them into the map file at checkpoints and reads them back).
  *
  * Pages are written copy-on-write: a dirty page leaves the cache into a
  * fresh slot, and its old slot becomes PENDING.  Pending slots still hold
@@ -23,19 +24,16 @@
  */
 #include "postgres.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include "port/pg_crc32c.h"
 #include "utils/dsa.h"
 
 #include "base/hi_base.h"
 #include "storage/storage.h"
+#include "storage/tier_int.h"
 
 #define PT_MIN_CAP 64
 
-static void *
-grow_array(dsa_pointer *ptr, uint32 *cap, uint32 need, Size elsize)
+void *
+hi_pt_grow_array(dsa_pointer *ptr, uint32 *cap, uint32 need, Size elsize)
 {
 	dsa_area   *area = hi_dsa();
 	uint32		newcap = Max(*cap, PT_MIN_CAP);
@@ -59,18 +57,6 @@ grow_array(dsa_pointer *ptr, uint32 *cap, uint32 need, Size elsize)
 	return newp;
 }
 
-static uint32 *
-pt_array(HiIndexShared *sh)
-{
-	return (uint32 *) dsa_get_address(hi_dsa(), sh->pt);
-}
-
-static uint8 *
-slot_array(HiIndexShared *sh, int tier)
-{
-	return (uint8 *) dsa_get_address(hi_dsa(), sh->slotmap[tier]);
-}
-
 /* Fresh, empty page table (caller owns the slot exclusively) */
 void
 hi_pt_init(HiIndexShared *sh, uint32 npages_hint)
@@ -78,10 +64,10 @@ hi_pt_init(HiIndexShared *sh, uint32 npages_hint)
 	int			t;
 
 	hi_pt_free(sh);
-	(void) grow_array(&sh->pt, &sh->pt_cap, npages_hint, sizeof(uint32));
+	(void) hi_pt_grow_array(&sh->pt, &sh->pt_cap, npages_hint, sizeof(uint32));
 	for (t = 0; t < HI_NUM_TIERS; t++)
 	{
-		(void) grow_array(&sh->slotmap[t], &sh->slot_cap[t], PT_MIN_CAP, sizeof(uint8));
+		(void) hi_pt_grow_array(&sh->slotmap[t], &sh->slot_cap[t], PT_MIN_CAP, sizeof(uint8));
 		sh->nslots[t] = 0;
 		sh->free_hint[t] = 0;
 		sh->used_slots[t] = 0;
@@ -122,7 +108,7 @@ hi_pt_get(HiIndexShared *sh, uint32 pageno)
 
 	LWLockAcquire(&sh->map_lock, LW_SHARED);
 	if (pageno < sh->pt_cap)
-		e = pt_array(sh)[pageno];
+		e = hi_pt_array(sh)[pageno];
 	LWLockRelease(&sh->map_lock);
 	return e;
 }
@@ -156,7 +142,7 @@ release_limbo(HiIndexShared *sh, int tier)
 
 	if (sh->limbo_slots[tier] == 0 || pg_atomic_read_u32(&sh->slot_reads) != 0)
 		return false;
-	map = slot_array(sh, tier);
+	map = hi_pt_slot_array(sh, tier);
 	for (s = 0; s < sh->nslots[tier]; s++)
 		if (map[s] == HI_SLOT_LIMBO)
 		{
@@ -172,7 +158,7 @@ static void
 supersede(HiIndexShared *sh, uint32 pte)
 {
 	int			t = HI_PTE_TIER(pte);
-	uint8	   *map = slot_array(sh, t);
+	uint8	   *map = hi_pt_slot_array(sh, t);
 
 	if (map[HI_PTE_SLOT(pte)] == HI_SLOT_FRESH)
 	{
@@ -192,7 +178,7 @@ hi_pt_alloc_slot(HiIndexShared *sh, int tier)
 	uint32		s;
 
 	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
-	map = slot_array(sh, tier);
+	map = hi_pt_slot_array(sh, tier);
 	for (;;)
 	{
 		for (s = sh->free_hint[tier]; s < sh->nslots[tier]; s++)
@@ -211,7 +197,7 @@ hi_pt_alloc_slot(HiIndexShared *sh, int tier)
 					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 					 errmsg("index file of tier %s is full", hi_tier_suffix(tier))));
 		}
-		map = grow_array(&sh->slotmap[tier], &sh->slot_cap[tier], s + 1, sizeof(uint8));
+		map = hi_pt_grow_array(&sh->slotmap[tier], &sh->slot_cap[tier], s + 1, sizeof(uint8));
 		sh->nslots[tier] = s + 1;
 	}
 	map[s] = HI_SLOT_FRESH;
@@ -226,9 +212,9 @@ void
 hi_pt_unalloc_slot(HiIndexShared *sh, int tier, uint32 slot)
 {
 	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
-	if (slot < sh->nslots[tier] && HI_SLOT_IN_USE(slot_array(sh, tier)[slot]))
+	if (slot < sh->nslots[tier] && HI_SLOT_IN_USE(hi_pt_slot_array(sh, tier)[slot]))
 	{
-		slot_array(sh, tier)[slot] = HI_SLOT_FREE;
+		hi_pt_slot_array(sh, tier)[slot] = HI_SLOT_FREE;
 		sh->used_slots[tier]--;
 		if (slot < sh->free_hint[tier])
 			sh->free_hint[tier] = slot;
@@ -244,7 +230,7 @@ hi_pt_remap(HiIndexShared *sh, uint32 pageno, uint32 new_pte)
 	uint32		old;
 
 	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
-	pt = grow_array(&sh->pt, &sh->pt_cap, pageno + 1, sizeof(uint32));
+	pt = hi_pt_grow_array(&sh->pt, &sh->pt_cap, pageno + 1, sizeof(uint32));
 	old = pt[pageno];
 	pt[pageno] = new_pte;
 	if (HI_PTE_MAPPED(old))
@@ -263,7 +249,7 @@ hi_pt_remap_if(HiIndexShared *sh, uint32 pageno, uint32 expect, uint32 new_pte)
 	bool		done = false;
 
 	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
-	pt = pt_array(sh);
+	pt = hi_pt_array(sh);
 	if (pageno < sh->pt_cap && pt[pageno] == expect)
 	{
 		pt[pageno] = new_pte;
@@ -285,7 +271,7 @@ hi_pt_collect(HiIndexShared *sh, int tier, bool leaves, Size *n)
 
 	LWLockAcquire(&sh->map_lock, LW_SHARED);
 	out = palloc_extended(sizeof(uint32) * Max(sh->used_slots[tier], 1), MCXT_ALLOC_HUGE);
-	pt = DsaPointerIsValid(sh->pt) ? pt_array(sh) : NULL;
+	pt = DsaPointerIsValid(sh->pt) ? hi_pt_array(sh) : NULL;
 	for (p = 0; pt && p < sh->pt_cap && cnt < sh->used_slots[tier]; p++)
 	{
 		uint32		e = pt[p];
@@ -313,13 +299,13 @@ hi_pt_fresh_pages(HiIndexShared *sh, Size *n)
 
 	LWLockAcquire(&sh->map_lock, LW_SHARED);
 	out = palloc_extended(sizeof(uint32) * cap, MCXT_ALLOC_HUGE);
-	pt = DsaPointerIsValid(sh->pt) ? pt_array(sh) : NULL;
+	pt = DsaPointerIsValid(sh->pt) ? hi_pt_array(sh) : NULL;
 	for (p = 0; pt && p < sh->pt_cap; p++)
 	{
 		uint32		e = pt[p];
 
 		if (!HI_PTE_MAPPED(e) ||
-			slot_array(sh, HI_PTE_TIER(e))[HI_PTE_SLOT(e)] != HI_SLOT_FRESH)
+			hi_pt_slot_array(sh, HI_PTE_TIER(e))[HI_PTE_SLOT(e)] != HI_SLOT_FRESH)
 			continue;
 		if (cnt == cap)
 		{
@@ -348,7 +334,7 @@ hi_pt_settle(HiIndexShared *sh)
 	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
 	for (t = 0; t < HI_NUM_TIERS; t++)
 	{
-		uint8	   *map = slot_array(sh, t);
+		uint8	   *map = hi_pt_slot_array(sh, t);
 		uint32		s;
 
 		for (s = 0; s < sh->nslots[t]; s++)
@@ -367,7 +353,7 @@ hi_pt_release_pending(HiIndexShared *sh)
 	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
 	for (t = 0; t < HI_NUM_TIERS; t++)
 	{
-		uint8	   *map = slot_array(sh, t);
+		uint8	   *map = hi_pt_slot_array(sh, t);
 		uint32		s;
 
 		for (s = 0; s < sh->nslots[t]; s++)
@@ -395,7 +381,7 @@ hi_pt_trim(HiIndexShared *sh, int tier)
 	uint32		n;
 
 	LWLockAcquire(&sh->map_lock, LW_EXCLUSIVE);
-	map = slot_array(sh, tier);
+	map = hi_pt_slot_array(sh, tier);
 	n = sh->nslots[tier];
 	while (n > 0 && map[n - 1] == HI_SLOT_FREE)
 		n--;
@@ -454,8 +440,8 @@ hi_pt_compaction_plan(HiIndexShared *sh, int tier, Size *n)
 		LWLockRelease(&sh->map_lock);
 		return NULL;
 	}
-	map = slot_array(sh, tier);
-	pt = pt_array(sh);
+	map = hi_pt_slot_array(sh, tier);
+	pt = hi_pt_array(sh);
 	owner = palloc_extended(sizeof(uint32) * nslots, MCXT_ALLOC_HUGE);
 	memset(owner, 0xff, sizeof(uint32) * nslots);
 	for (p = 0; p < sh->pt_cap; p++)
@@ -508,7 +494,7 @@ hi_pt_check(HiIndexShared *sh)
 	int			t;
 
 	LWLockAcquire(&sh->map_lock, LW_SHARED);
-	pt = pt_array(sh);
+	pt = hi_pt_array(sh);
 	for (t = 0; t < HI_NUM_TIERS; t++)
 		seen[t] = palloc0(Max(sh->nslots[t], 1));
 	for (p = 0; p < sh->meta.npages && p < sh->pt_cap; p++)
@@ -521,7 +507,7 @@ hi_pt_check(HiIndexShared *sh)
 			continue;
 		tier = HI_PTE_TIER(e);
 		s = HI_PTE_SLOT(e);
-		if (s >= sh->nslots[tier] || !HI_SLOT_IN_USE(slot_array(sh, tier)[s]))
+		if (s >= sh->nslots[tier] || !HI_SLOT_IN_USE(hi_pt_slot_array(sh, tier)[s]))
 		{
 			LWLockRelease(&sh->map_lock);
 			ereport(ERROR,
@@ -542,7 +528,7 @@ hi_pt_check(HiIndexShared *sh)
 	for (t = 0; t < HI_NUM_TIERS; t++)
 	{
 		uint32		s;
-		uint8	   *map = slot_array(sh, t);
+		uint8	   *map = hi_pt_slot_array(sh, t);
 
 		for (s = 0; s < sh->nslots[t]; s++)
 			if (HI_SLOT_IN_USE(map[s]) && !seen[t][s])
@@ -556,278 +542,4 @@ hi_pt_check(HiIndexShared *sh)
 		pfree(seen[t]);
 	}
 	LWLockRelease(&sh->map_lock);
-}
-
-/* ---- map file ---- */
-
-static pg_crc32c
-map_crc(const char *buf, Size len)
-{
-	pg_crc32c	crc;
-
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, buf + offsetof(HiMapHeader, npte),
-				len - offsetof(HiMapHeader, npte));
-	FIN_CRC32C(crc);
-	return crc;
-}
-
-/*
- * The map file's contents from the shared state (palloc'd, *lenp bytes).
- * The caller holds tree_lock exclusively and has flushed every dirty page,
- * so the page table matches the pages on disk.
- */
-char *
-hi_map_image(HiIndexShared *sh, Size *lenp)
-{
-	uint32		npte = sh->meta.npages;
-	uint32		bloblen = DsaPointerIsValid(sh->am_blob) ? sh->am_blob_len : 0;
-	Size		len = sizeof(HiMapHeader) + (Size) npte * sizeof(uint32) + bloblen;
-	char	   *buf = palloc_extended(len, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	HiMapHeader *h = (HiMapHeader *) buf;
-	int			t;
-
-	h->magic = HI_MAP_MAGIC;
-	h->version = HI_MAP_VERSION;
-	h->npte = npte;
-	h->indexoid = sh->indexoid;
-	h->dboid = sh->dboid;
-	h->relnumber = sh->relnumber;
-	h->meta = sh->meta;
-	h->am_blob_len = bloblen;
-	if (bloblen > 0)
-		memcpy(buf + sizeof(HiMapHeader) + (Size) npte * sizeof(uint32),
-			   dsa_get_address(hi_dsa(), sh->am_blob), bloblen);
-	LWLockAcquire(&sh->map_lock, LW_SHARED);
-	for (t = 0; t < HI_NUM_TIERS; t++)
-	{
-		h->spcoid[t] = sh->spcoid[t];
-		h->nslots[t] = sh->nslots[t];
-	}
-	if (npte > 0)
-		memcpy(buf + sizeof(HiMapHeader), pt_array(sh),
-			   (Size) Min(npte, sh->pt_cap) * sizeof(uint32));
-	LWLockRelease(&sh->map_lock);
-	h->crc = map_crc(buf, len);
-	*lenp = len;
-	return buf;
-}
-
-/* Replace the map file by an image (atomically and durably) */
-void
-hi_map_write_image(HiIndexShared *sh, const char *image, Size len, bool sync)
-{
-	char	   *path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
-									sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map");
-
-	hi_replace_file(path, image, len, sync);
-	pfree(path);
-}
-
-void
-hi_map_write(HiIndexShared *sh)
-{
-	Size		len;
-	char	   *buf = hi_map_image(sh, &len);
-
-	hi_map_write_image(sh, buf, len, true);
-	pfree(buf);
-}
-
-static char *
-map_load(const char *path, Size *len, bool *bad)
-{
-	char	   *buf = hi_read_whole_file(path, len);
-	HiMapHeader *h = (HiMapHeader *) buf;
-
-	*bad = false;
-	if (buf == NULL)
-		return NULL;
-	if (*len < HI_MAP_HEADER_SIZE(2) || h->magic != HI_MAP_MAGIC ||
-		!HI_MAP_VERSION_OK(h->version) ||
-		*len != HI_MAP_HEADER_SIZE(h->version) + (Size) h->npte * sizeof(uint32) + h->am_blob_len ||
-		h->crc != map_crc(buf, *len))
-		*bad = true;
-	else if (h->version < 3)
-	{
-		/* a version 2 map: make room for the fields it lacks */
-		Size		hsz = HI_MAP_HEADER_SIZE(h->version);
-		char	   *nbuf = palloc_extended(*len - hsz + sizeof(HiMapHeader), MCXT_ALLOC_HUGE);
-
-		memcpy(nbuf, buf, hsz);
-		memcpy(nbuf + sizeof(HiMapHeader), buf + hsz, *len - hsz);
-		*len += sizeof(HiMapHeader) - hsz;
-		pfree(buf);
-		buf = nbuf;
-		h = (HiMapHeader *) buf;
-		h->meta.payload_root = HI_INVALID_PAGE;
-		h->meta.payload_keys = 0;
-	}
-	return buf;
-}
-
-/*
- * The position of the redo log a map file reflects (its checkpoint), for
- * WAL redo: never an ERROR (a replay must not stop on our records).
- * Returns 0 and sets *exists false when there is no map file; 0 for a map
- * file that cannot be read or is not one.
- */
-uint64
-hi_map_ckpt_position(const char *path, bool *exists)
-{
-	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
-	HiMapHeader h;
-	uint64		pos = 0;
-
-	*exists = fd >= 0 || errno != ENOENT;
-	if (fd < 0)
-		return 0;
-	if (read(fd, &h, sizeof(h)) >= (ssize_t) HI_MAP_HEADER_SIZE(2) &&
-		h.magic == HI_MAP_MAGIC && HI_MAP_VERSION_OK(h.version))
-		pos = h.meta.ckpt_lsn;
-	close(fd);
-	return pos;
-}
-
-/*
- * The entry format of an index not loaded (HiMeta.version), from its map
- * file's header; 0 when there is none or it cannot be read.
- */
-uint32
-hi_map_meta_version(const char *path)
-{
-	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
-	HiMapHeader h;
-	uint32		v = 0;
-
-	if (fd < 0)
-		return 0;
-	if (read(fd, &h, sizeof(h)) >= (ssize_t) HI_MAP_HEADER_SIZE(2) &&
-		h.magic == HI_MAP_MAGIC && HI_MAP_VERSION_OK(h.version))
-		v = h.meta.version;
-	close(fd);
-	return v;
-}
-
-Oid
-hi_map_read_owner(const char *path)
-{
-	Size		len;
-	bool		bad;
-	char	   *buf = map_load(path, &len, &bad);
-	Oid			owner = InvalidOid;
-
-	if (buf && !bad)
-		owner = ((HiMapHeader *) buf)->indexoid;
-	if (buf)
-		pfree(buf);
-	return owner;
-}
-
-/*
- * Load metadata and page table from the map file into a fresh slot.
- * Returns false if the index has no map file (its files are missing).
- */
-bool
-hi_map_read(HiIndexShared *sh, const char *indexname)
-{
-	char	   *path = hi_file_path(sh->spcoid[HI_TIER_FLASH], sh->dboid,
-									sh->spcoid[HI_TIER_FLASH], sh->relnumber, "map");
-	Size		len;
-	bool		bad;
-	char	   *buf = map_load(path, &len, &bad);
-	HiMapHeader *h = (HiMapHeader *) buf;
-	uint32	   *pt;
-	uint32		p;
-	int			t;
-
-	if (buf == NULL)
-		return false;
-	if (bad && len >= HI_MAP_HEADER_SIZE(2) && h->magic == HI_MAP_MAGIC &&
-		!HI_MAP_VERSION_OK(h->version))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("map file \"%s\" of index \"%s\" has format version %u, this build of hybrid_index reads versions %u to %u",
-						path, indexname, h->version, HI_MAP_VERSION_MIN, HI_MAP_VERSION),
-				 errhint("REINDEX the index.")));
-	if (bad)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("map file \"%s\" of index \"%s\" is corrupted", path, indexname),
-				 errhint("REINDEX the index.")));
-
-	sh->meta = h->meta;
-	/*
-	 * The map file knows where the tiers are; reloptions changed by ALTER
-	 * INDEX ... SET take effect only when the index is rebuilt.
-	 */
-	for (t = 0; t < HI_NUM_TIERS; t++)
-		if (OidIsValid(h->spcoid[t]))
-			sh->spcoid[t] = h->spcoid[t];
-	hi_pt_init(sh, h->npte);
-	pt = grow_array(&sh->pt, &sh->pt_cap, h->npte, sizeof(uint32));
-	memcpy(pt, buf + sizeof(HiMapHeader), (Size) h->npte * sizeof(uint32));
-	for (t = 0; t < HI_NUM_TIERS; t++)
-	{
-		(void) grow_array(&sh->slotmap[t], &sh->slot_cap[t], h->nslots[t], sizeof(uint8));
-		sh->nslots[t] = h->nslots[t];
-		sh->free_hint[t] = 0;
-		sh->used_slots[t] = 0;
-	}
-	for (p = 0; p < h->npte; p++)
-	{
-		uint32		e = pt[p];
-
-		if (!HI_PTE_MAPPED(e))
-			continue;
-		t = HI_PTE_TIER(e);
-		if (HI_PTE_SLOT(e) >= sh->nslots[t])
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("map file \"%s\" of index \"%s\" points past the end of tier %s",
-							path, indexname, hi_tier_suffix(t))));
-		slot_array(sh, t)[HI_PTE_SLOT(e)] = HI_SLOT_USED;
-		sh->used_slots[t]++;
-	}
-	hi_am_blob_set(sh, buf + sizeof(HiMapHeader) + (Size) h->npte * sizeof(uint32),
-				   h->am_blob_len);
-	pfree(buf);
-	pfree(path);
-	return true;
-}
-
-/*
- * State an access method keeps besides pages and page table (a grid's root
- * directory, say): stored in the DSA area, written into the map file at
- * each checkpoint and restored when the index is loaded.
- */
-void
-hi_am_blob_set(HiIndexShared *sh, const char *data, uint32 len)
-{
-	dsa_area   *area = hi_dsa();
-
-	if (DsaPointerIsValid(sh->am_blob))
-		dsa_free(area, sh->am_blob);
-	sh->am_blob = InvalidDsaPointer;
-	sh->am_blob_len = 0;
-	if (len == 0)
-		return;
-	sh->am_blob = dsa_allocate_extended(area, len, DSA_ALLOC_HUGE);
-	memcpy(dsa_get_address(area, sh->am_blob), data, len);
-	sh->am_blob_len = len;
-}
-
-/* A palloc'd copy of the AM state, NULL if none */
-char *
-hi_am_blob_get(HiIndexShared *sh, uint32 *len)
-{
-	char	   *copy;
-
-	*len = 0;
-	if (!DsaPointerIsValid(sh->am_blob))
-		return NULL;
-	copy = palloc(sh->am_blob_len);
-	memcpy(copy, dsa_get_address(hi_dsa(), sh->am_blob), sh->am_blob_len);
-	*len = sh->am_blob_len;
-	return copy;
 }

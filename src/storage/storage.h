@@ -14,7 +14,7 @@
 
 #include "base/hi_base.h"
 
-/* ---- storage/map_file (page_table.c): metadata and page table as of the
+/* ---- storage/page_table_mapfile.c: metadata and page table as of the
  * last checkpoint, written atomically (temp file + rename) ---- */
 
 typedef struct HiMapHeader
