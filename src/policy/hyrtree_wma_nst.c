@@ -118,6 +118,16 @@ nst_lock(uint32 hash)
 	return &nst_locks[hash % NST_PARTITIONS].lock;
 }
 
+/* The table's key of a page of an index, and its hash */
+static uint32
+nst_key(NstKey *key, HiIndexShared *sh, int slotno, uint32 pageno)
+{
+	key->slotno = slotno;
+	key->generation = sh->generation;
+	key->pageno = pageno;
+	return get_hash_value(nst, key);
+}
+
 static NstEntry *
 lookup(NstKey *key, uint32 hash)
 {
@@ -134,10 +144,7 @@ hi_place_score(HiIndexShared *sh, int slotno, uint32 pageno)
 
 	if (nst == NULL)
 		return 0;
-	key.slotno = slotno;
-	key.generation = sh->generation;
-	key.pageno = pageno;
-	hash = get_hash_value(nst, &key);
+	hash = nst_key(&key, sh, slotno, pageno);
 	LWLockAcquire(nst_lock(hash), LW_SHARED);
 	e = lookup(&key, hash);
 	if (e)
@@ -406,10 +413,7 @@ hi_wma_note_reads(HiIndexShared *sh, int slotno, const uint32 *pagenos,
 
 		if (h->level != 0 || (h->flags & HI_PAGE_FLAG_NULLS))
 			continue;
-		key.slotno = slotno;
-		key.generation = sh->generation;
-		key.pageno = pagenos[i];
-		hash = get_hash_value(nst, &key);
+		hash = nst_key(&key, sh, slotno, pagenos[i]);
 		LWLockAcquire(nst_lock(hash), LW_EXCLUSIVE);
 		e = (NstEntry *) hash_search_with_hash_value(nst, &key, hash,
 													 HASH_ENTER_NULL, &found);
@@ -454,10 +458,7 @@ hi_wma_count_for_random(HiIndexShared *sh, int slotno, uint32 pageno)
 
 	if (!w->have_threshold)
 		return;
-	key.slotno = slotno;
-	key.generation = sh->generation;
-	key.pageno = pageno;
-	hash = get_hash_value(nst, &key);
+	hash = nst_key(&key, sh, slotno, pageno);
 	LWLockAcquire(nst_lock(hash), LW_EXCLUSIVE);
 	e = lookup(&key, hash);
 	if (e && !e->counted && e->score > w->threshold)

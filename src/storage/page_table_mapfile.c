@@ -124,6 +124,25 @@ map_load(const char *path, Size *len, bool *bad)
 }
 
 /*
+ * The header of a map file, if it can be read and is one of ours; *exists
+ * false only when there is no file.  Never an ERROR.
+ */
+static bool
+read_header(const char *path, HiMapHeader *h, bool *exists)
+{
+	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
+	bool		ok;
+
+	*exists = fd >= 0 || errno != ENOENT;
+	if (fd < 0)
+		return false;
+	ok = read(fd, h, sizeof(*h)) >= (ssize_t) HI_MAP_HEADER_SIZE(2) &&
+		h->magic == HI_MAP_MAGIC && HI_MAP_VERSION_OK(h->version);
+	close(fd);
+	return ok;
+}
+
+/*
  * The position of the redo log a map file reflects (its checkpoint), for
  * WAL redo: never an ERROR (a replay must not stop on our records).
  * Returns 0 and sets *exists false when there is no map file; 0 for a map
@@ -132,18 +151,9 @@ map_load(const char *path, Size *len, bool *bad)
 uint64
 hi_map_ckpt_position(const char *path, bool *exists)
 {
-	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
 	HiMapHeader h;
-	uint64		pos = 0;
 
-	*exists = fd >= 0 || errno != ENOENT;
-	if (fd < 0)
-		return 0;
-	if (read(fd, &h, sizeof(h)) >= (ssize_t) HI_MAP_HEADER_SIZE(2) &&
-		h.magic == HI_MAP_MAGIC && HI_MAP_VERSION_OK(h.version))
-		pos = h.meta.ckpt_lsn;
-	close(fd);
-	return pos;
+	return read_header(path, &h, exists) ? h.meta.ckpt_lsn : 0;
 }
 
 /*
@@ -153,17 +163,10 @@ hi_map_ckpt_position(const char *path, bool *exists)
 uint32
 hi_map_meta_version(const char *path)
 {
-	int			fd = open(path, O_RDONLY | PG_BINARY, 0);
 	HiMapHeader h;
-	uint32		v = 0;
+	bool		exists;
 
-	if (fd < 0)
-		return 0;
-	if (read(fd, &h, sizeof(h)) >= (ssize_t) HI_MAP_HEADER_SIZE(2) &&
-		h.magic == HI_MAP_MAGIC && HI_MAP_VERSION_OK(h.version))
-		v = h.meta.version;
-	close(fd);
-	return v;
+	return read_header(path, &h, &exists) ? h.meta.version : 0;
 }
 
 Oid
