@@ -176,6 +176,7 @@ _PG_init(void)
 	hi_define_gucs();
 	hi_wal_init();
 	hi_log_sync_register();
+	hi_cache_prefault_register();
 	hi_log_sync_set_shutdown_hook(hi_index_checkpoint_all);
 	hi_wma_init();
 	hi_files_set_release_hook(hi_slot_release);

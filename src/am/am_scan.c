@@ -49,8 +49,17 @@ am_beginscan(Relation index, int nkeys, int norderbys, Size opaque_size)
 	so->returning = -1;
 	so->idx = palloc(sizeof(HiIndex));
 	*so->idx = *hi_am_open(index);
+
+	/*
+	 * Small blocks: a query over 10,000 partitions holds every scan until
+	 * its end, and a scan's search leaves about 2 kB in use.  Default
+	 * blocks (8 kB, doubling) kept 24-72 kB per scan, 330 MB in all, fresh
+	 * memory whose page faults were a tenth of the grids' search; with
+	 * these, chunks over 1 kB (a bucket's entries, a visit list) are
+	 * malloc'd alone and go back at pfree, for the next scan to reuse.
+	 */
 	so->cxt = AllocSetContextCreate(CurrentMemoryContext, "hybrid_index scan",
-									ALLOCSET_DEFAULT_SIZES);
+									ALLOCSET_SMALL_SIZES);
 	if (norderbys > 0)
 	{
 		scan->xs_orderbyvals = palloc0(sizeof(Datum) * norderbys);

@@ -71,6 +71,7 @@ extern int	hi_insert_batch;
 extern int	hi_checkpoint_log_kb;
 extern bool hi_emulate_devices;
 extern bool hi_direct_io;
+extern bool hi_cache_prefault;
 extern bool hi_recheck;
 extern bool hi_debug_fail_split;
 extern int	hi_dev_read_us[HI_NUM_TIERS];

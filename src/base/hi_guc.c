@@ -17,6 +17,7 @@ int			hi_insert_batch = 65536;
 int			hi_checkpoint_log_kb = 65536;
 bool		hi_emulate_devices = false;
 bool		hi_direct_io = false;
+bool		hi_cache_prefault = true;
 bool		hi_recheck = false;
 bool		hi_debug_fail_split = false;
 int			hi_dev_read_us[HI_NUM_TIERS] = {120, 7};
@@ -91,6 +92,10 @@ static const HiGucDef hi_gucs[] = {
 		"Size of the shared page cache of hybrid_index indexes.",
 		NULL,
 		HI_GUC_INT, &hi_cache_size_mb, 128, 1, 1024 * 1024, NULL, PGC_POSTMASTER, GUC_UNIT_MB},
+	{"hybrid_index.cache_prefault",
+		"Allocate the memory of the shared page cache at server start, in a background worker.",
+		"Otherwise the first queries after a start pay the kernel's allocation of every cache frame they read a page into. Off: the cache's memory is committed as it fills.",
+		HI_GUC_BOOL, &hi_cache_prefault, 1, 0, 0, NULL, PGC_POSTMASTER, 0},
 	{"hybrid_index.max_page_size",
 		"Largest page_size an index may use (the size of a cache frame).",
 		"Indexes with smaller pages use part of a frame; budgets count their own page size.",

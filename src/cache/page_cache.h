@@ -16,6 +16,7 @@ extern const HiPageSource hi_cache_source;
 
 extern Size hi_cache_shmem_size(void);
 extern void hi_cache_shmem_init(bool found);
+extern void hi_cache_prefault_register(void);
 extern HiFrame hi_cache_read(HiIndex *idx, uint32 pageno);
 extern int	hi_cache_batch_limit(HiIndex *idx);
 extern int	hi_cache_ahead_limit(HiIndex *idx);

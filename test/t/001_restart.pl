@@ -1,7 +1,8 @@
 # 001_restart.pl — hyrtree indexes survive clean restarts: after a restart
 # (and after a restart with a tiny cache, so pages come from the files) the
 # index passes hybrid_index_check, returns exactly what a sequential scan
-# returns, and keeps accepting inserts.
+# returns, and keeps accepting inserts.  The page cache's memory is
+# allocated by its prefault worker after a start, unless turned off.
 use strict;
 use warnings;
 
@@ -52,7 +53,12 @@ my $fp_t = fingerprint('t');
 my $fp_u = fingerprint('u');
 my $entries = $node->safe_psql('postgres', "SELECT (hybrid_index_inspect('t_idx')->>'entries') || '/' || (hybrid_index_inspect('t_idx')->>'null_entries')");
 
+# the page cache's memory is allocated by its worker after each start
+$node->append_conf('postgresql.conf', "log_min_messages = debug1\n");
+my $logpos = -s $node->logfile;
 $node->restart;
+ok($node->wait_for_log(qr/hybrid_index: page cache memory allocated \(\d+ MB/, $logpos),
+	'the cache prefault worker allocated the page cache after the start');
 full_check('after restart');
 is(fingerprint('t'), $fp_t, 'same answers for t after restart');
 is(fingerprint('u'), $fp_u, 'same answers for u after restart');
@@ -73,10 +79,13 @@ full_check('after post-restart changes');
 $fp_t = fingerprint('t');
 $fp_u = fingerprint('u');
 
-$node->append_conf('postgresql.conf', "hybrid_index.cache_size = 1\n");
+$node->append_conf('postgresql.conf', "hybrid_index.cache_size = 1\nhybrid_index.cache_prefault = off\n");
+$logpos = -s $node->logfile;
 $node->restart;
 like($node->safe_psql('postgres', 'SHOW hybrid_index.cache_size'), qr/^1\s*(MB)?$/, 'tiny cache configured');
 full_check('restart with tiny cache');
+unlike(slurp_file($node->logfile, $logpos), qr/page cache memory allocated/,
+	'no prefault worker with hybrid_index.cache_prefault = off');
 is(fingerprint('t'), $fp_t, 'same answers for t with tiny cache');
 is(fingerprint('u'), $fp_u, 'same answers for u with tiny cache');
 
@@ -90,7 +99,8 @@ is(HiTest::try_psql($node, 'postgres',
 	'', 'inserts work with the tiny cache');
 
 # back to a normal cache; restart with fast shutdown right after a burst of inserts
-$node->append_conf('postgresql.conf', "hybrid_index.cache_size = 64\n");
+$node->append_conf('postgresql.conf',
+	"hybrid_index.cache_size = 64\nhybrid_index.cache_prefault = on\nlog_min_messages = warning\n");
 $node->restart;
 full_check('normal cache again');
 $node->safe_psql('postgres',
