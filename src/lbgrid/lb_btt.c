@@ -171,7 +171,25 @@ lb_init_ext(Grid *g)
 	ls->ts = 1;
 	ls->btt = ls->free_ids = ls->pages = ls->queue = InvalidDsaPointer;
 	g->gs->ext = p;
-	grow(&ls->queue, &ls->queue_cap, LB_QUEUE_CAP, sizeof(uint32));
+	/* the compaction queue grows with its first entries (lb_queue_room) */
+}
+
+/*
+ * Room for one more log-bucket in the compaction queue: it grows up to
+ * LB_QUEUE_CAP entries, so that an index with few log-buckets (one of
+ * thousands of partitions) does not hold 4 kB of queue in shared memory.
+ */
+bool
+lb_queue_room(Grid *g)
+{
+	LbShared   *ls = lb_shared(g);
+
+	if (ls->nqueue < ls->queue_cap)
+		return true;
+	if (ls->queue_cap >= LB_QUEUE_CAP)
+		return false;
+	grow(&ls->queue, &ls->queue_cap, Min(ls->nqueue + 1, LB_QUEUE_CAP), sizeof(uint32));
+	return true;
 }
 
 void

@@ -49,7 +49,7 @@ lb_maybe_queue(Grid *g, uint32 page)
 		(lp->flags & LB_PAGE_QUEUED) || lp->nref == 0 ||
 		(uint64) lp->nref * 100 >= (uint64) lp->nrec * g->compact_pct)
 		return;
-	if (ls->nqueue >= ls->queue_cap)
+	if (!lb_queue_room(g))
 		return;					/* found again when its count drops further */
 	((uint32 *) dsa_get_address(hi_dsa(), ls->queue))[ls->nqueue++] = page;
 	lp->flags |= LB_PAGE_QUEUED;

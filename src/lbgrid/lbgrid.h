@@ -109,6 +109,7 @@ extern uint32 lb_btt_new(Grid *g);
 extern void lb_btt_free(Grid *g, uint32 b);
 extern void lb_list_add_n(Grid *g, LbBtt *bt, uint32 page, uint32 cnt);
 extern LbPage *lb_page(Grid *g, uint32 pageno);
+extern bool lb_queue_room(Grid *g);
 extern void lb_init_ext(Grid *g);
 extern void lb_save_ext(Grid *g, StringInfo out);
 extern void lb_load_ext(Grid *g, const char *data, Size len);
