@@ -513,11 +513,10 @@ grid_knn_begin(Grid *g, const HiBox *query, bool query_empty, const GridQuery *q
 		k->query = *query;
 	k->query_empty = query_empty;
 	k->q = q;
-	/* small first blocks: a kNN over many partitions holds these per index */
 	k->cxt = AllocSetContextCreate(CurrentMemoryContext, "grid knn",
-								   ALLOCSET_START_SMALL_SIZES);
+								   ALLOCSET_DEFAULT_SIZES);
 	k->tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "grid knn call",
-									  ALLOCSET_START_SMALL_SIZES);
+									  ALLOCSET_DEFAULT_SIZES);
 	hi_knn_seen_init(&k->seen);
 	return k;
 }
@@ -581,16 +580,11 @@ grid_knn_next(GridKnn *k, HiKeyItem *item, double *dist, bool *isnull, bool *exa
 	MemoryContext old;
 	bool		found;
 
-	/*
-	 * What a call reads is dropped after it (and before the next, after an
-	 * error); what the walk keeps is in cxt.  A kNN over many partitions
-	 * holds every index's walk between its calls.
-	 */
+	/* what a call reads is dropped after it; what the walk keeps is in cxt */
 	MemoryContextReset(k->tmpcxt);
 	old = MemoryContextSwitchTo(k->tmpcxt);
 	found = knn_next(k, sh, item, dist, isnull, exact);
 	MemoryContextSwitchTo(old);
-	MemoryContextReset(k->tmpcxt);
 	return found;
 }
 

@@ -81,9 +81,8 @@ rt_knn_begin(HiIndex *idx, const HiBox *query, bool query_empty,
 	st->nquals = nquals;
 	st->quals = palloc(sizeof(RtQual) * Max(nquals, 1));
 	memcpy(st->quals, quals, sizeof(RtQual) * nquals);
-	/* small first blocks: a kNN over many partitions holds one per index */
 	st->heapcxt = AllocSetContextCreate(CurrentMemoryContext, "rtree knn",
-										ALLOCSET_START_SMALL_SIZES);
+										ALLOCSET_DEFAULT_SIZES);
 	hi_knn_seen_init(&st->seen);
 	return st;
 }
