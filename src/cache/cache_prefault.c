@@ -6,8 +6,8 @@
  * The frames live in PostgreSQL's main shared memory segment, whose pages
  * the kernel allocates and zeroes at their first touch.  Without this, the
  * first query after a start pays that for every frame it reads a page into:
- * perf of a first window over 10,000 partitions spent about one sample in
- * six of its page reads allocating shared pages (shmem_alloc_and_add_folio,
+ * perf of a first window over 10,000 partitions spent a third of its page
+ * reads' samples allocating shared pages (shmem_alloc_and_add_folio,
  * clear_page) for frames, where GiST's shared buffers, which serve both its
  * index and heap pages, were allocated once.  Backends still map each
  * page at their own first touch (fork does not copy the page tables of a
