@@ -27,7 +27,6 @@
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
-#include "utils/memutils.h"
 
 #include "cache/cache_int.h"
 
@@ -57,9 +56,8 @@ hi_cache_prefault_register(void)
 
 /* Allocate the pages of [start, start + len) without changing their bytes */
 static void
-populate(char *start, Size len)
+populate(char *start, Size len, Size page)
 {
-	Size		page = (Size) sysconf(_SC_PAGESIZE);
 	char	   *p;
 
 #ifdef MADV_POPULATE_WRITE
@@ -94,7 +92,7 @@ hi_cache_prefault_main(Datum arg)
 	{
 		Size		len = Min((Size) (end - start), (Size) PREFAULT_CHUNK);
 
-		populate(start, len);
+		populate(start, len, page);
 		start += len;
 	}
 	INSTR_TIME_SET_CURRENT(t1);
